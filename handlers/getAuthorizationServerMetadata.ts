@@ -1,0 +1,11 @@
+// GET /.well-known/oauth-authorization-server: RFC 8414 metadata, for discovery by OAuth clients.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps, HandlerModule } from './deps.js'
+
+export const getAuthorizationServerMetadata: HandlerModule = {
+  handler: ({ auth }: Deps) =>
+    async function getAuthorizationServerMetadata(_request: FastifyRequest, reply: FastifyReply) {
+      reply.header('cache-control', 'public, max-age=300')
+      return auth.metadata()
+    },
+}

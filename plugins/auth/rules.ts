@@ -1,0 +1,89 @@
+// Token and scope rules as plain functions: each returns a reason (or a result), never throws,
+// so they are tested without HTTP.
+
+export const ALL_SCOPES = ['read:projects', 'read:leads', 'write:leads'] as const
+
+/** Scopes of `required` missing from `granted` (empty: allowed). */
+export function missingScopes(granted: ReadonlySet<string>, required: readonly string[]): string[] {
+  return required.filter((s) => !granted.has(s))
+}
+
+export type ScopeGrant = { ok: true; scopes: string[] } | { ok: false; reason: string; hint: string }
+
+/**
+ * The scopes a token gets: the requested subset of the client's allowed scopes, or all of them
+ * when none is requested (RFC 6749 §3.3).
+ */
+export function grantScopes(requested: string | undefined, allowed: readonly string[]): ScopeGrant {
+  if (requested === undefined) return { ok: true, scopes: [...allowed] }
+  const wanted = requested.split(' ').filter(Boolean)
+  if (wanted.length === 0 || requested.trim() !== requested || /\s{2,}/.test(requested)) {
+    return { ok: false, reason: 'The scope parameter is malformed.', hint: 'send scopes separated by single spaces, e.g. "read:projects write:leads", or omit scope' }
+  }
+  const refused = wanted.filter((s) => !allowed.includes(s))
+  if (refused.length > 0) {
+    return {
+      ok: false,
+      reason: `This client may not have the scope ${refused.join(' ')}.`,
+      hint: `request only scopes this client is allowed: ${allowed.join(' ') || '(none)'}`,
+    }
+  }
+  return { ok: true, scopes: [...new Set(wanted)] }
+}
+
+export type BasicCredentials = { clientId: string; secret: string }
+
+/**
+ * HTTP Basic client credentials (RFC 6749 §2.3.1: both parts form-urlencoded before base64).
+ * undefined: no Basic header; null: a Basic header that cannot be read.
+ */
+export function parseBasicAuth(header: string | undefined): BasicCredentials | null | undefined {
+  if (header === undefined) return undefined
+  const m = /^Basic[ ]+([A-Za-z0-9+/]+=*)\s*$/i.exec(header)
+  if (!m?.[1]) return /^Basic\b/i.test(header) ? null : undefined
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return null
+  try {
+    const part = (s: string) => decodeURIComponent(s.replaceAll('+', ' '))
+    return { clientId: part(decoded.slice(0, colon)), secret: part(decoded.slice(colon + 1)) }
+  } catch {
+    return null
+  }
+}
+
+/** The bearer token of an Authorization header; null when the header is Bearer but malformed. */
+export function parseBearer(header: string | undefined): string | null | undefined {
+  if (header === undefined) return undefined
+  const m = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header)
+  if (m?.[1]) return m[1]
+  return /^Bearer\b/i.test(header) ? null : undefined
+}
+
+/** Why a verified JWT's claims do not make an access token of ours (null: they do). */
+export function accessTokenClaimsProblem(payload: Record<string, unknown>): string | null {
+  if (typeof payload.client_id !== 'string' || payload.client_id.length === 0) return 'the token has no client_id'
+  if (payload.sub !== payload.client_id) return 'the token subject is not its client'
+  if (typeof payload.scope !== 'string') return 'the token has no scope claim'
+  return null
+}
+
+/** A sentence for the hint of a 401, from fast-jwt's error code. */
+export function tokenFailureHint(code: string | undefined): string {
+  switch (code) {
+    case 'FAST_JWT_EXPIRED':
+      return 'the access token has expired; request a new one from /api/token'
+    case 'FAST_JWT_INACTIVE':
+      return 'the access token is not valid yet; check the clock of the system that made it'
+    case 'FAST_JWT_MALFORMED':
+    case 'FAST_JWT_INVALID_PAYLOAD':
+      return 'the access token is malformed; send the access_token from /api/token as is'
+    case 'FAST_JWT_INVALID_ALGORITHM':
+    case 'FAST_JWT_MISSING_SIGNATURE':
+    case 'FAST_JWT_INVALID_SIGNATURE':
+    case 'FAST_JWT_INVALID_TYPE':
+      return 'the access token was not issued by this server; request one from /api/token'
+    default:
+      return 'the access token is not valid here; request a new one from /api/token'
+  }
+}

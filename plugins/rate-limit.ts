@@ -1,0 +1,71 @@
+// Rate limiting with @fastify/rate-limit: per operation from the spec's `x-rate-limit` (set on
+// each route's config by the operation resolver), keyed by the verified client, else by address.
+// Runs at onRequest, after the auth plugin has resolved the caller, so a forged token never
+// spends another client's budget: it is keyed by the caller's address instead.
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyRequest } from 'fastify'
+import type { FailureGuard } from '../handlers/deps.js'
+import fp from 'fastify-plugin'
+import { AppError } from './errors/codes.js'
+
+/** Budget for routes outside the spec's operations (docs, discovery, unknown paths). */
+export const DEFAULT_LIMIT = { max: 300, window: '1 minute' }
+
+export const rateLimitKey = (request: FastifyRequest): string =>
+  request.principal ? `client:${request.principal.clientId}` : `addr:${request.ip}`
+
+/** Failed client authentications allowed per window, per client id and per address. */
+export const AUTH_FAILURES = { max: 10, window: '1 minute' }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authFailures: FailureGuard
+  }
+  interface FastifyRequest {
+    authAttemptClient: string
+  }
+}
+
+export default fp(
+  async (app) => {
+    await app.register(rateLimit, {
+      global: true,
+      max: DEFAULT_LIMIT.max,
+      timeWindow: DEFAULT_LIMIT.window,
+      keyGenerator: rateLimitKey,
+      errorResponseBuilder: (_request, context) =>
+        new AppError(
+          'rate_limited',
+          `Too many requests: the limit is ${context.max} per window.`,
+          `retry after ${Math.max(1, Math.ceil(context.ttl / 1000))} seconds (see Retry-After)`,
+        ),
+    })
+
+    // Failed client authentications, in the same store as every other counter.
+    app.decorateRequest('authAttemptClient', '')
+    const byAddress = app.createRateLimit({
+      max: AUTH_FAILURES.max,
+      timeWindow: AUTH_FAILURES.window,
+      keyGenerator: (req) => `authfail:addr:${req.ip}`,
+    })
+    const byClient = app.createRateLimit({
+      max: AUTH_FAILURES.max,
+      timeWindow: AUTH_FAILURES.window,
+      keyGenerator: (req) => `authfail:client:${req.authAttemptClient}`,
+    })
+    app.decorate('authFailures', {
+      async retryAfter(request, clientId) {
+        request.authAttemptClient = clientId
+        const seen = await Promise.all([byAddress(request, { increment: false }), byClient(request, { increment: false })])
+        const spent = seen.filter((r) => !r.isAllowed && r.remaining === 0)
+        return spent.length === 0 ? 0 : Math.max(1, ...spent.map((r) => (r.isAllowed ? 0 : r.ttlInSeconds)))
+      },
+      async record(request, clientId) {
+        request.authAttemptClient = clientId
+        await byAddress(request)
+        await byClient(request)
+      },
+    } satisfies FailureGuard)
+  },
+  { name: 'rate-limit', fastify: '5.x', dependencies: ['auth'] },
+)
