@@ -2,7 +2,7 @@
 // process concerns (logger destination, signals, listen); tests build the app and inject.
 import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import type { Config } from './config.js'
 import { idempotencyCutoff, LeadIntake } from './handlers/leads/intake.js'
 import auth from './plugins/auth/index.js'
@@ -47,7 +47,8 @@ export function effectiveSpec(spec: OpenApiDocument, config: Config): OpenApiDoc
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
-    disableRequestLogging: true,
+    // Fastify's own per-request lines are off: request-log writes one line per request instead.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     // A caller's X-Request-Id is kept when it is sane, so traces join up across services.
     genReqId: (req) => {

@@ -32,7 +32,7 @@ export function bodyGuard(op: Operation) {
     const length = request.headers['content-length']
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
     if (!hasBody) {
-      throw new AppError('invalid_request', 'The request body is empty.', `send a ${types.join(' or ')} body`)
+      throw new AppError('invalid_request', 'The request body is empty.', `send the body as ${types.join(' or ')}`)
     }
     const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
     if (!types.includes(mediaType)) {

@@ -48,20 +48,27 @@ export function operations(spec: OpenApiDocument): Map<string, Operation & { met
   return out
 }
 
-/** A component schema with its $refs to other component schemas resolved (for Ajv outside HTTP). */
-export function componentSchema(spec: OpenApiDocument, name: string): object {
-  const resolve = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(resolve)
-    if (node && typeof node === 'object') {
-      const ref = (node as { $ref?: string }).$ref
-      if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
-        return resolve(spec.components.schemas[ref.slice('#/components/schemas/'.length)])
-      }
-      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolve(v)]))
+/** `node` with every local `$ref` of the document resolved (the spec has no recursive schemas). */
+export function deref(spec: OpenApiDocument, node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((n) => deref(spec, n))
+  if (node && typeof node === 'object') {
+    const ref = (node as { $ref?: unknown }).$ref
+    if (typeof ref === 'string' && ref.startsWith('#/')) {
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key.replaceAll('~1', '/').replaceAll('~0', '~')], spec)
+      if (target === undefined) throw new Error(`spec: unresolved $ref ${ref}`)
+      return deref(spec, target)
     }
-    return node
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(spec, v)]))
   }
+  return node
+}
+
+/** A component schema with its $refs resolved (for Ajv outside HTTP). */
+export function componentSchema(spec: OpenApiDocument, name: string): object {
   const schema = spec.components.schemas[name]
   if (!schema) throw new Error(`spec has no schema ${name}`)
-  return resolve(schema) as object
+  return deref(spec, schema) as object
 }

@@ -25,8 +25,24 @@ function makeAjv(coerce: boolean): Ajv2020 {
 const bodyAjv = makeAjv(false)
 const textAjv = makeAjv(true)
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ValidateFunction
+/**
+ * Node lowercases request header names; Fastify lowercases header schemas only for its own
+ * compiler, so ours does it (the spec writes `Idempotency-Key`).
+ */
+function lowerCaseHeaders(schema: { properties?: Record<string, unknown>; required?: string[] }): object {
+  return {
+    ...schema,
+    ...(schema.properties && {
+      properties: Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k.toLowerCase(), v])),
+    }),
+    ...(schema.required && { required: schema.required.map((k) => k.toLowerCase()) }),
+  }
+}
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body') return bodyAjv.compile(schema as object) as ValidateFunction
+  return textAjv.compile(httpPart === 'headers' ? lowerCaseHeaders(schema as object) : (schema as object)) as ValidateFunction
+}
 
 /** Compiles a spec schema for use outside HTTP (e.g. an MCP tool's input). */
 export function compileBodySchema(schema: object): ValidateFunction {

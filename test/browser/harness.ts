@@ -17,9 +17,13 @@
  *   await host.close();
  *
  * The host page (host.html + host.ts) is bundled once per process with Vite
- * into a temp dir and served from an intercepted http://mcp-host.test/ origin.
+ * and served from a throwaway http://127.0.0.1:<port>/ server (a loopback
+ * origin, so views may load images from an API server on 127.0.0.1 without
+ * tripping Chrome's Local/Private Network Access checks).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +36,6 @@ export type { CallToolResult };
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
-const HOST_ORIGIN = 'http://mcp-host.test';
 
 /** Kinds emitted by the host page (see host.ts). */
 export type HostEventKind =
@@ -211,9 +214,12 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
     if (!opts.callTool) return { isError: true, content: [{ type: 'text', text: `No callTool handler for "${name}" in this test.` }] };
     return await opts.callTool(name, args);
   });
-  await page.route(`${HOST_ORIGIN}/**`, (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: hostHtml }),
-  );
+  const hostServer: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(hostHtml);
+  });
+  await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+  const hostOrigin = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
 
   const waitForEvent: HostHandle['waitForEvent'] = (kind, o = {}) => {
     const since = o.since ?? 0;
@@ -233,11 +239,13 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
   const close = async () => {
     await context.close().catch(() => {});
     if (ownBrowser) await browser.close().catch(() => {});
+    hostServer.closeAllConnections();
+    await new Promise<void>((resolve) => hostServer.close(() => resolve()));
   };
 
   let csp = '';
   try {
-    await page.goto(`${HOST_ORIGIN}/`);
+    await page.goto(`${hostOrigin}/`);
     await page.waitForFunction(() => typeof window.__mcpHost?.start === 'function');
     const config: HostStartConfig = {
       viewHtml: opts.viewHtml,

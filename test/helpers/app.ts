@@ -1,0 +1,113 @@
+// Test helpers: a fresh app on its own data folder per test, clients and tokens, and call(),
+// which checks every response against the spec (schema for its status, headers every response
+// must carry) so that no test sees a response the contract does not describe.
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { type BuildOptions, buildApp } from '../../app.js'
+import { type Config, createConfig } from '../../config.js'
+import { createClient } from '../../plugins/auth/clients-admin.js'
+import { deref, loadSpec, type OpenApiDocument } from '../../plugins/spec.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+}
+
+export async function testApp(t: Test, overrides: Partial<Config> = {}, options: BuildOptions = {}): Promise<TestApp> {
+  const dataDir = t.testdir({})
+  const config = createConfig({ dataDir, logLevel: 'silent', ...overrides })
+  const app = await buildApp(config, options)
+  t.teardown(() => app.close())
+  await app.ready()
+  return { app, config }
+}
+
+export async function newClient(app: FastifyInstance, scopes: string[], name = 'test client') {
+  return createClient(app.store, app.auth.pepper, { name, scopes })
+}
+
+export const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+
+/** A token with the given scopes, from the real token endpoint. */
+export async function tokenFor(app: FastifyInstance, scopes: string[]): Promise<{ token: string; clientId: string; secret: string }> {
+  const client = await newClient(app, scopes)
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  if (res.statusCode !== 200) throw new Error(`token request failed: ${res.statusCode} ${res.body}`)
+  return { token: res.json().access_token, clientId: client.client_id, secret: client.client_secret }
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
+const spec: OpenApiDocument = loadSpec()
+const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
+
+function validatorFor(key: string, schema: unknown) {
+  let v = compiled.get(key)
+  if (!v) {
+    v = ajv.compile(deref(spec, schema) as object)
+    compiled.set(key, v)
+  }
+  return v
+}
+
+/** The spec's description of a response: the JSON schema of its body, if it has one. */
+export function responseSpec(method: string, url: string, status: number): { declared: boolean; schema?: unknown } {
+  const path = url.split('?')[0] ?? '/'
+  const op = spec.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
+    | { responses: Record<string, unknown> }
+    | undefined
+  if (!op) return { declared: true, schema: status >= 400 ? { $ref: '#/components/schemas/Error' } : undefined }
+  const response = deref(spec, op.responses[String(status)]) as { content?: Record<string, { schema?: unknown }> } | undefined
+  if (!response) return { declared: false }
+  return { declared: true, schema: response.content?.['application/json']?.schema }
+}
+
+/**
+ * Injects a request and checks the response against the contract: the status is declared for
+ * the operation, the JSON body validates against its schema, and the headers every response
+ * carries are there.
+ */
+export async function call(t: Test, app: FastifyInstance, opts: InjectOptions): Promise<LightMyRequestResponse> {
+  const res = await app.inject(opts)
+  const method = opts.method ?? 'GET'
+  const url = String(opts.url ?? '/')
+  const where = `${method} ${url} → ${res.statusCode}`
+  const isSpecPath = spec.paths[url.split('?')[0] ?? ''] !== undefined
+  t.equal(res.headers['x-api-version'], spec.info.version, `${where}: X-API-Version`)
+  if (isSpecPath || res.statusCode >= 400) {
+    t.match(res.headers['x-ratelimit-limit'], /^\d+$/, `${where}: X-RateLimit-Limit`)
+    t.match(res.headers['x-ratelimit-remaining'], /^\d+$/, `${where}: X-RateLimit-Remaining`)
+    t.match(res.headers['x-ratelimit-reset'], /^\d+$/, `${where}: X-RateLimit-Reset`)
+  }
+  if (isSpecPath || res.statusCode >= 400) {
+    const described = responseSpec(method, url, res.statusCode)
+    t.ok(described.declared, `${where}: status declared in the spec`)
+    if (described.schema && method !== 'HEAD') {
+      const validate = validatorFor(`${method} ${url.split('?')[0]} ${res.statusCode}`, described.schema)
+      let body: unknown
+      try {
+        body = JSON.parse(res.body)
+      } catch {
+        t.fail(`${where}: body is not JSON: ${res.body.slice(0, 200)}`)
+        return res
+      }
+      const ok = validate(body)
+      t.ok(ok, `${where}: body matches the spec`, { errors: validate.errors, body: res.body.slice(0, 300) })
+    }
+  }
+  return res
+}
+
+export const leadOf = (n: number | string) => ({
+  name: `Prospect ${n}`,
+  email: `prospect${n}@example.com`,
+  phone: `+44 20 7946 ${String(n).padStart(4, '0').slice(-4)}`,
+})
