@@ -79,12 +79,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // committed before the connection closes.
   app.addHook('onClose', async () => writer.flush())
 
-  await app.register(routes, {
-    config,
-    spec,
-    effectiveSpec: served,
-    deps: { config, store: app.store, auth: app.auth, catalogue: app.catalogue, intake, authFailures: app.authFailures },
-  })
+  const deps = { config, store: app.store, auth: app.auth, catalogue: app.catalogue, intake, authFailures: app.authFailures }
+  await app.register(routes, { config, spec, effectiveSpec: served, deps })
   await app.register(docs, { spec: served })
   return app
 }

@@ -125,7 +125,8 @@ function ajvMessage(err: unknown): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let raw: Env
   try {
-    raw = envSchema<Env>({ schema, data: env, dotenv: false })
+    // env: false: read only the given environment (env-schema merges process.env in by default).
+    raw = envSchema<Env>({ schema, data: env, env: false, dotenv: false })
   } catch (err) {
     throw new ConfigError(`Invalid configuration: ${ajvMessage(err)}`)
   }
