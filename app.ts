@@ -9,6 +9,8 @@ import auth from './plugins/auth/index.js'
 import catalogue from './plugins/catalogue.js'
 import docs from './plugins/docs.js'
 import errors from './plugins/errors/index.js'
+import health from './plugins/health.js'
+import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
 import requestLog from './plugins/request-log.js'
 import routes from './plugins/routes.js'
@@ -57,7 +59,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     trustProxy: config.trustProxy,
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    // Closing is answered by plugins/health.ts with our Error shape instead.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false },
   })
 
@@ -66,14 +69,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(validation)
   await app.register(requestLog)
+  await app.register(metrics)
   await app.register(store, { config })
   await app.register(auth, { config })
-  await app.register(rateLimit)
+  await app.register(rateLimit, { config })
   await app.register(errors, { version: spec.info.version })
+  await app.register(health)
   await app.register(formbody)
   await app.register(catalogue, { config })
 
-  const writer = new LeadWriter(app.store.leads, idempotencyCutoff)
+  const writer = new LeadWriter(app.store.leads, idempotencyCutoff, (n) => app.metrics.leadsStored.inc(n))
   const intake = new LeadIntake(app.store.leads, writer)
   // Runs before the store plugin's onClose (hooks run in reverse): every acknowledged lead is
   // committed before the connection closes.

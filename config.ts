@@ -43,6 +43,14 @@ export interface Config {
   trustProxy: boolean
   /** Import data/projects.json on first start when no catalogue is published. */
   seedCatalogue: boolean
+  /** `postgres://…` selects PostgreSQL; absent, the embedded SQLite file in dataDir. */
+  databaseUrl: string | undefined
+  /** Connections per instance in the PostgreSQL pool. */
+  dbPoolMax: number
+  /** `redis://…`: rate-limit counters shared by every instance. */
+  redisUrl: string | undefined
+  /** Prefix of this deployment's Redis keys. */
+  redisPrefix: string
 }
 
 const schema = {
@@ -65,6 +73,10 @@ const schema = {
     CATALOGUE_REFRESH_SECONDS: { type: 'integer', minimum: 1, maximum: 3600, default: 10 },
     TRUST_PROXY: { type: 'boolean', default: false },
     SEED_CATALOGUE: { type: 'boolean', default: true },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_-]{1,64}$', default: 'studio-api:' },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
@@ -93,6 +105,10 @@ interface Env {
   CATALOGUE_REFRESH_SECONDS: number
   TRUST_PROXY: boolean
   SEED_CATALOGUE: boolean
+  DATABASE_URL?: string
+  DB_POOL_MAX: number
+  REDIS_URL?: string
+  REDIS_PREFIX: string
 }
 
 /**
@@ -149,6 +165,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogueRefreshSeconds: raw.CATALOGUE_REFRESH_SECONDS,
     trustProxy: raw.TRUST_PROXY,
     seedCatalogue: raw.SEED_CATALOGUE,
+    databaseUrl: raw.DATABASE_URL,
+    dbPoolMax: raw.DB_POOL_MAX,
+    redisUrl: raw.REDIS_URL,
+    redisPrefix: raw.REDIS_PREFIX,
   })
 }
 
@@ -174,6 +194,10 @@ export function createConfig(partial: Partial<Config> = {}): Config {
     catalogueRefreshSeconds: 10,
     trustProxy: false,
     seedCatalogue: true,
+    databaseUrl: undefined,
+    dbPoolMax: 10,
+    redisUrl: undefined,
+    redisPrefix: 'studio-api:',
     ...partial,
   }
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(projectRoot, config.dataDir)

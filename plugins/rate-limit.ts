@@ -2,11 +2,14 @@
 // each route's config by the operation resolver), keyed by the verified client, else by address.
 // Runs at onRequest, after the auth plugin has resolved the caller, so a forged token never
 // spends another client's budget: it is keyed by the caller's address instead.
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
+import { Redis } from 'ioredis'
+import type { Config } from '../config.js'
 import type { FailureGuard } from '../handlers/deps.js'
 import fp from 'fastify-plugin'
 import { AppError } from './errors/codes.js'
+import { fallbackStore } from './rate-limit-store.js'
 
 /** Budget for routes outside the spec's operations (docs, discovery, unknown paths). */
 export const DEFAULT_LIMIT = { max: 300, window: '1 minute' }
@@ -20,15 +23,48 @@ export const AUTH_FAILURES = { max: 10, window: '1 minute' }
 declare module 'fastify' {
   interface FastifyInstance {
     authFailures: FailureGuard
+    /** The shared counters' Redis client, when REDIS_URL is set. */
+    redis: Redis | undefined
   }
   interface FastifyRequest {
     authAttemptClient: string
   }
 }
 
-export default fp(
-  async (app) => {
+/** A Redis client that fails fast while Redis is away (no offline queue) and reconnects forever. */
+export function connectRedis(url: string): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: 500,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    lazyConnect: false,
+  })
+}
+
+export default fp<{ config: Config }>(
+  async (app, { config }) => {
+    let store: FastifyRateLimitStoreCtor | undefined
+    const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined
+    app.decorate('redis', redis)
+    if (redis) {
+      let warned = false
+      redis.on('error', (err) => {
+        if (!warned) app.log.warn({ err: { message: err.message } }, 'Redis unreachable: rate limits are counted per instance until it is back')
+        warned = true
+      })
+      redis.on('ready', () => {
+        if (warned) app.log.info('Redis reachable again: rate limits are shared')
+        warned = false
+      })
+      app.addHook('onClose', async () => {
+        redis.disconnect()
+      })
+      store = fallbackStore(redis, `${config.redisPrefix}rl:`, () => {}) as unknown as FastifyRateLimitStoreCtor
+    }
     await app.register(rateLimit, {
+      ...(store && { store }),
       global: true,
       max: DEFAULT_LIMIT.max,
       timeWindow: DEFAULT_LIMIT.window,

@@ -24,17 +24,31 @@ const usage = `usage: npm run clients -- <command>
   revoke-key KEY_ID                 revoke an API key
 scopes: read:projects, read:leads, write:leads`
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
+/** A mistake in the command line: reported with the usage, exit status 2. */
+class UsageError extends Error {}
+
+function parseOptions(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: { name: { type: 'string' }, scopes: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   })
-  const [command, id] = positionals
-  if (!command || values.help) {
-    process.stdout.write(`${usage}\n`)
-    return command ? 0 : 2
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseOptions>
+  try {
+    parsed = parseOptions(argv)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
   }
+  const { positionals, values } = parsed
+  const [command, id] = positionals
+  if (values.help) {
+    process.stdout.write(`${usage}\n`)
+    return 0
+  }
+  if (!command) throw new UsageError('no command given')
   const config = loadConfig()
   const store = await openStore(config)
   const pepper = loadPepper(config)
@@ -42,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'create': {
-        if (!values.name) throw new Error('create needs --name')
+        if (!values.name) throw new UsageError('create needs --name')
         const c = await createClient(store, pepper, { name: values.name, scopes })
         process.stdout.write(
           `client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\nscopes: ${c.scopes.join(' ')}\n` +
@@ -59,20 +73,20 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       case 'revoke': {
-        if (!id) throw new Error('revoke needs a client id')
+        if (!id) throw new UsageError('revoke needs a client id')
         if (!(await store.clients.revoke(id, new Date().toISOString()))) throw new Error(`no active client ${id}`)
         process.stdout.write(`revoked ${id}; its tokens stop working within ${config.clientStatusTtlSeconds} s\n`)
         return 0
       }
       case 'rotate': {
-        if (!id) throw new Error('rotate needs a client id')
+        if (!id) throw new UsageError('rotate needs a client id')
         const secret = await rotateClient(store, pepper, id)
         if (!secret) throw new Error(`no active client ${id}`)
         process.stdout.write(`client_id: ${id}\nclient_secret: ${secret}\nThe old secret no longer works.\n`)
         return 0
       }
       case 'create-key': {
-        if (!values.name) throw new Error('create-key needs --name')
+        if (!values.name) throw new UsageError('create-key needs --name')
         const k = await createApiKey(store, pepper, { name: values.name, scopes })
         process.stdout.write(`key_id: ${k.id}\napi_key: ${k.api_key}\nscopes: ${k.scopes.join(' ')}\n`)
         return 0
@@ -84,7 +98,7 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       case 'revoke-key': {
-        if (!id) throw new Error('revoke-key needs a key id')
+        if (!id) throw new UsageError('revoke-key needs a key id')
         if (!(await store.clients.revokeApiKey(id, new Date().toISOString()))) throw new Error(`no active key ${id}`)
         process.stdout.write(`revoked ${id}\n`)
         return 0
@@ -101,6 +115,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: Error) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`clients: ${err.message}\n${usage}\n`)
+      process.exit(2)
+    }
     process.stderr.write(`clients: ${err instanceof ConfigError ? err.message : err.message}\n`)
     process.exit(1)
   },

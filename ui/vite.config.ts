@@ -10,19 +10,20 @@
  *
  * Output: dist/ui/<view>.html
  */
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
-import { defineConfig, type InlineConfig } from 'vite';
-import { viteSingleFile } from 'vite-plugin-singlefile';
 
-export const VIEWS = ['playbook', 'pricing-estimator'] as const;
-export type ViewName = (typeof VIEWS)[number];
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { defineConfig, type InlineConfig } from 'vite'
+import { viteSingleFile } from 'vite-plugin-singlefile'
 
-const uiDir = path.dirname(fileURLToPath(import.meta.url));
-export const outDir = path.resolve(uiDir, '..', 'dist', 'ui');
+export const VIEWS = ['playbook', 'pricing-estimator'] as const
+export type ViewName = (typeof VIEWS)[number]
+
+const uiDir = path.dirname(fileURLToPath(import.meta.url))
+export const outDir = path.resolve(uiDir, '..', 'dist', 'ui')
 
 export function viewConfig(view: ViewName): InlineConfig {
-  const root = path.join(uiDir, view);
+  const root = path.join(uiDir, view)
   return {
     configFile: false,
     root,
@@ -41,18 +42,18 @@ export function viewConfig(view: ViewName): InlineConfig {
       assetsInlineLimit: Number.MAX_SAFE_INTEGER,
       rollupOptions: { input: path.join(root, `${view}.html`) },
     },
-  };
+  }
 }
 
 function viewFromEnv(): ViewName {
-  const v = process.env.VIEW ?? 'playbook';
+  const v = process.env.VIEW ?? 'playbook'
   if (!(VIEWS as readonly string[]).includes(v)) {
-    throw new Error(`VIEW must be one of ${VIEWS.join(', ')} (got "${v}")`);
+    throw new Error(`VIEW must be one of ${VIEWS.join(', ')} (got "${v}")`)
   }
-  return v as ViewName;
+  return v as ViewName
 }
 
 export default defineConfig(() => {
-  const { configFile: _ignored, ...config } = viewConfig(viewFromEnv());
-  return config;
-});
+  const { configFile: _ignored, ...config } = viewConfig(viewFromEnv())
+  return config
+})

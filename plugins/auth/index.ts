@@ -77,15 +77,16 @@ export default fp<{ config: Config }>(
     const issuer = config.publicBaseUrl
     const audience = config.publicBaseUrl
 
+    // expiresIn is in seconds: @fastify/jwt reads a number as seconds (not milliseconds).
     await app.register(fastifyJwt, {
       secret: { private: key.privatePem, public: key.publicPem },
-      sign: { algorithm: 'EdDSA', iss: issuer, aud: audience, kid: key.kid, header: { alg: 'EdDSA', typ: 'at+jwt' }, expiresIn: config.tokenTtlSeconds * 1000 },
+      sign: { algorithm: 'EdDSA', iss: issuer, aud: audience, kid: key.kid, header: { alg: 'EdDSA', typ: 'at+jwt' }, expiresIn: config.tokenTtlSeconds },
       verify: {
         algorithms: ['EdDSA'],
         allowedIss: issuer,
         allowedAud: audience,
         checkTyp: 'at+jwt',
-        requiredClaims: ['exp', 'iat', 'jti', 'sub', 'client_id', 'scope'],
+        requiredClaims: ['iss', 'aud', 'exp', 'iat', 'jti', 'sub', 'client_id', 'scope'],
         cache: 10_000,
         cacheTTL: 60_000,
       },

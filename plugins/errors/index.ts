@@ -2,9 +2,14 @@
 // Unknown paths answer 404, known paths with the wrong method 405 with `Allow`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isStorageUnavailable, storageUnavailable } from '../store/unavailable.js'
 import { AppError, errorCodes, type ErrorCode } from './codes.js'
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Error code this request was answered with, if any (metrics). */
+    errorCode: string | null
+  }
   interface FastifyContextConfig {
     /** Errors also carry RFC 6749 §5.2 `error` and `error_description` (the token endpoint). */
     oauthErrors?: boolean
@@ -50,6 +55,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     case 'FST_ERR_BAD_URL':
       return new AppError('invalid_request', 'The URL is malformed.', 'percent-encode special characters in the path')
   }
+  if (isStorageUnavailable(err)) return storageUnavailable()
   const status = (err as FastifyError).statusCode
   if (status !== undefined && status < 500 && byStatus[status]) return new AppError(byStatus[status])
   if (status === 503) return new AppError('service_unavailable')
@@ -64,6 +70,7 @@ export function contentTypeHint(request: FastifyRequest): string {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  request.errorCode = error.code
   const body: Record<string, string> = { ...error.toBody() }
   if (request.routeOptions.config?.oauthErrors) {
     body.error = error.code
@@ -75,6 +82,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 export default fp<{ version: string }>(
   async (app, { version }) => {
+    app.decorateRequest('errorCode', null)
     // Paths and the methods registered for them, to tell 405 from 404.
     const methodsByPath = new Map<string, Set<string>>()
     app.addHook('onRoute', (route) => {

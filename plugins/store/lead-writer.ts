@@ -16,6 +16,8 @@ export class LeadWriter {
   constructor(
     private readonly repo: LeadsRepository,
     private readonly claimCutoff: () => string,
+    /** Called after each commit with the number of leads it stored. */
+    private readonly onStored: (count: number) => void = () => {},
     private readonly maxBatch = 500,
   ) {}
 
@@ -48,6 +50,7 @@ export class LeadWriter {
             claims,
             this.claimCutoff(),
           )
+          this.onStored(batch.length - lost.size)
           for (const p of batch) p.resolve(!lost.has(p.lead.id))
         } catch (err) {
           for (const p of batch) p.reject(err)

@@ -3,7 +3,8 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import pg from 'pg'
 import type { Config } from '../../config.js'
 import { CatalogueRepository } from './catalogue.js'
 import { ClientsRepository } from './clients.js'
@@ -37,14 +38,50 @@ function openSqlite(dataDir: string): { db: Kysely<Database>; location: string }
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), location: file }
 }
 
-export async function openStore(config: Pick<Config, 'dataDir'>): Promise<Store> {
-  const dialect: Dialect = 'sqlite'
-  const { db, location } = openSqlite(config.dataDir)
+/** host:port/database of a PostgreSQL URL, for logs and messages (never the password). */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    return `postgres://${u.hostname}:${u.port || 5432}${u.pathname}`
+  } catch {
+    return 'postgres://(unreadable URL)'
+  }
+}
+
+function openPostgres(url: string, poolMax: number, onPoolError: (err: Error) => void): { db: Kysely<Database>; location: string } {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // A statement that hangs (e.g. the server stops mid-query) fails instead of holding a request.
+    query_timeout: 15_000,
+    application_name: 'studio-api',
+  })
+  // An idle client losing its server emits here; without a listener the process would crash.
+  pool.on('error', onPoolError)
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), location: describeUrl(url) }
+}
+
+export interface OpenOptions {
+  /** Called when an idle pooled connection fails (PostgreSQL); the pool replaces it. */
+  onPoolError?: (err: Error) => void
+}
+
+export async function openStore(
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>,
+  options: OpenOptions = {},
+): Promise<Store> {
+  const dialect: Dialect = config.databaseUrl ? 'postgres' : 'sqlite'
+  const { db, location } = config.databaseUrl
+    ? openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
+    : openSqlite(config.dataDir)
   try {
     await migrateToLatest(db as Kysely<unknown>, dialect)
   } catch (err) {
     await db.destroy()
-    throw err
+    const reason = (err as Error).message || String((err as { code?: string }).code ?? err)
+    throw new Error(`Cannot open storage at ${location}: ${reason}`)
   }
   return {
     dialect,

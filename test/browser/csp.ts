@@ -15,20 +15,20 @@
  * the view document before loading it in the sandboxed iframe. Pure string
  * code: usable from Node too.
  */
-import type { McpUiResourceCsp } from '@modelcontextprotocol/ext-apps';
+import type { McpUiResourceCsp } from '@modelcontextprotocol/ext-apps'
 
 /** Drop entries that could smuggle extra sources or directives into the policy. */
 function sanitize(domains: readonly string[] | undefined): string[] {
-  if (!Array.isArray(domains)) return [];
-  return domains.filter((d) => typeof d === 'string' && d.length > 0 && !/[;,'"\s]/.test(d));
+  if (!Array.isArray(domains)) return []
+  return domains.filter((d) => typeof d === 'string' && d.length > 0 && !/[;,'"\s]/.test(d))
 }
 
 export function buildViewCsp(csp?: McpUiResourceCsp): string {
-  const res = sanitize(csp?.resourceDomains);
-  const connect = sanitize(csp?.connectDomains);
-  const frames = sanitize(csp?.frameDomains);
-  const bases = sanitize(csp?.baseUriDomains);
-  const list = (...parts: string[]) => parts.filter(Boolean).join(' ');
+  const res = sanitize(csp?.resourceDomains)
+  const connect = sanitize(csp?.connectDomains)
+  const frames = sanitize(csp?.frameDomains)
+  const bases = sanitize(csp?.baseUriDomains)
+  const list = (...parts: string[]) => parts.filter(Boolean).join(' ')
 
   const directives = [
     "default-src 'none'",
@@ -41,12 +41,12 @@ export function buildViewCsp(csp?: McpUiResourceCsp): string {
     frames.length ? list('frame-src', ...frames) : "frame-src 'none'",
     bases.length ? list('base-uri', ...bases) : "base-uri 'self'",
     "object-src 'none'",
-  ];
-  return directives.filter(Boolean).join('; ');
+  ]
+  return directives.filter(Boolean).join('; ')
 }
 
 function escapeAttr(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
 }
 
 /**
@@ -54,16 +54,16 @@ function escapeAttr(s: string): string {
  * of <head>, so it governs every script/style/img that follows.
  */
 export function injectCsp(html: string, policy: string): string {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${escapeAttr(policy)}">`;
-  const head = /<head(\s[^>]*)?>/i.exec(html);
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${escapeAttr(policy)}">`
+  const head = /<head(\s[^>]*)?>/i.exec(html)
   if (head) {
-    const at = head.index + head[0].length;
-    return html.slice(0, at) + meta + html.slice(at);
+    const at = head.index + head[0].length
+    return html.slice(0, at) + meta + html.slice(at)
   }
-  const htmlTag = /<html(\s[^>]*)?>/i.exec(html);
+  const htmlTag = /<html(\s[^>]*)?>/i.exec(html)
   if (htmlTag) {
-    const at = htmlTag.index + htmlTag[0].length;
-    return `${html.slice(0, at)}<head>${meta}</head>${html.slice(at)}`;
+    const at = htmlTag.index + htmlTag[0].length
+    return `${html.slice(0, at)}<head>${meta}</head>${html.slice(at)}`
   }
-  return `<!doctype html><html><head>${meta}</head><body>${html}</body></html>`;
+  return `<!doctype html><html><head>${meta}</head><body>${html}</body></html>`
 }

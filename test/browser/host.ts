@@ -13,50 +13,51 @@
  *
  * Node drives the host through `window.__mcpHost` (see HostControl).
  */
+
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import {
   AppBridge,
-  PostMessageTransport,
   type McpUiHostContext,
   type McpUiResourceCsp,
   type McpUiStyles,
   type McpUiTheme,
-} from '@modelcontextprotocol/ext-apps/app-bridge';
-import type { CallToolResult } from '@modelcontextprotocol/client';
-import { buildViewCsp, injectCsp } from './csp.ts';
+  PostMessageTransport,
+} from '@modelcontextprotocol/ext-apps/app-bridge'
+import { buildViewCsp, injectCsp } from './csp.ts'
 
 export interface HostStartConfig {
-  viewHtml: string;
-  theme: McpUiTheme;
+  viewHtml: string
+  theme: McpUiTheme
   /** 'default' = built-in neutral host palette; 'none' = send no variables. */
-  styleVariables: Partial<McpUiStyles> | 'default' | 'none';
-  fontsCss?: string;
-  toolName: string;
-  toolInput?: Record<string, unknown>;
-  toolResult?: CallToolResult;
-  csp?: McpUiResourceCsp;
-  sandbox: string;
-  width: number;
-  locale: string;
-  timeZone: string;
-  prefersBorder: boolean;
-  openLinkResult: { isError?: boolean };
+  styleVariables: Partial<McpUiStyles> | 'default' | 'none'
+  fontsCss?: string
+  toolName: string
+  toolInput?: Record<string, unknown>
+  toolResult?: CallToolResult
+  csp?: McpUiResourceCsp
+  sandbox: string
+  width: number
+  locale: string
+  timeZone: string
+  prefersBorder: boolean
+  openLinkResult: { isError?: boolean }
 }
 
 export interface HostControl {
-  start(config: HostStartConfig): Promise<{ csp: string }>;
-  sendToolInput(args: Record<string, unknown>): Promise<void>;
-  sendToolResult(result: CallToolResult): Promise<void>;
-  sendToolCancelled(reason?: string): Promise<void>;
-  setTheme(theme: McpUiTheme): void;
-  setHostContext(patch: Partial<McpUiHostContext>): void;
-  teardown(): Promise<void>;
+  start(config: HostStartConfig): Promise<{ csp: string }>
+  sendToolInput(args: Record<string, unknown>): Promise<void>
+  sendToolResult(result: CallToolResult): Promise<void>
+  sendToolCancelled(reason?: string): Promise<void>
+  setTheme(theme: McpUiTheme): void
+  setHostContext(patch: Partial<McpUiHostContext>): void
+  teardown(): Promise<void>
 }
 
 declare global {
   interface Window {
-    __hostEvent?: (kind: string, payload: unknown) => Promise<void>;
-    __callTool?: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>;
-    __mcpHost: HostControl;
+    __hostEvent?: (kind: string, payload: unknown) => Promise<void>
+    __callTool?: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>
+    __mcpHost: HostControl
   }
 }
 
@@ -79,31 +80,32 @@ export const DEFAULT_HOST_STYLES: Partial<McpUiStyles> = {
   '--font-sans': 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   '--border-radius-md': '10px',
   '--border-radius-lg': '14px',
-};
+}
 
 const emit = (kind: string, payload: unknown): void => {
-  void window.__hostEvent?.(kind, payload)?.catch(() => {});
-};
+  void window.__hostEvent?.(kind, payload)?.catch(() => {})
+}
 
-let bridge: AppBridge | null = null;
-let iframe: HTMLIFrameElement | null = null;
-let initialized = false;
-let hostContext: McpUiHostContext = {};
-let currentStyles: Partial<McpUiStyles> | undefined;
+let bridge: AppBridge | null = null
+let iframe: HTMLIFrameElement | null = null
+let initialized = false
+let hostContext: McpUiHostContext = {}
+let currentStyles: Partial<McpUiStyles> | undefined
 
 function applyHostPageTheme(theme: McpUiTheme): void {
-  document.documentElement.dataset.theme = theme;
+  document.documentElement.dataset.theme = theme
 }
 
 async function start(config: HostStartConfig): Promise<{ csp: string }> {
-  if (bridge) throw new Error('host already started');
-  document.documentElement.style.setProperty('--column-width', `${config.width}px`);
-  applyHostPageTheme(config.theme);
+  if (bridge) throw new Error('host already started')
+  document.documentElement.style.setProperty('--column-width', `${config.width}px`)
+  applyHostPageTheme(config.theme)
 
-  currentStyles = config.styleVariables === 'none' ? undefined : config.styleVariables === 'default' ? DEFAULT_HOST_STYLES : config.styleVariables;
-  const styles: McpUiHostContext['styles'] = {};
-  if (currentStyles) styles.variables = currentStyles as McpUiStyles;
-  if (config.fontsCss) styles.css = { fonts: config.fontsCss };
+  currentStyles =
+    config.styleVariables === 'none' ? undefined : config.styleVariables === 'default' ? DEFAULT_HOST_STYLES : config.styleVariables
+  const styles: McpUiHostContext['styles'] = {}
+  if (currentStyles) styles.variables = currentStyles as McpUiStyles
+  if (config.fontsCss) styles.css = { fonts: config.fontsCss }
 
   hostContext = {
     toolInfo: { tool: { name: config.toolName, inputSchema: { type: 'object' } } },
@@ -117,17 +119,17 @@ async function start(config: HostStartConfig): Promise<{ csp: string }> {
     userAgent: 'studio-api-test-host/1.0',
     platform: 'web',
     deviceCapabilities: { touch: false, hover: true },
-  };
+  }
 
-  const container = document.getElementById('app-container')!;
-  container.classList.toggle('bordered', config.prefersBorder);
+  const container = document.getElementById('app-container')!
+  container.classList.toggle('bordered', config.prefersBorder)
 
-  iframe = document.createElement('iframe');
-  iframe.id = 'mcp-app';
-  iframe.title = `MCP App: ${config.toolName}`;
-  iframe.setAttribute('sandbox', config.sandbox);
-  iframe.setAttribute('referrerpolicy', 'no-referrer');
-  container.appendChild(iframe);
+  iframe = document.createElement('iframe')
+  iframe.id = 'mcp-app'
+  iframe.title = `MCP App: ${config.toolName}`
+  iframe.setAttribute('sandbox', config.sandbox)
+  iframe.setAttribute('referrerpolicy', 'no-referrer')
+  container.appendChild(iframe)
 
   bridge = new AppBridge(
     null,
@@ -141,106 +143,106 @@ async function start(config: HostStartConfig): Promise<{ csp: string }> {
       ...(config.csp ? { sandbox: { csp: config.csp } } : {}),
     },
     { hostContext },
-  );
+  )
 
   bridge.oncalltool = async (params) => {
-    const args = (params.arguments ?? {}) as Record<string, unknown>;
-    emit('tools/call', { name: params.name, arguments: args });
-    if (!window.__callTool) throw new Error('window.__callTool is not exposed');
+    const args = (params.arguments ?? {}) as Record<string, unknown>
+    emit('tools/call', { name: params.name, arguments: args })
+    if (!window.__callTool) throw new Error('window.__callTool is not exposed')
     try {
-      const result = await window.__callTool(params.name, args);
-      emit('tools/call:result', { name: params.name, arguments: args, result });
-      return result;
+      const result = await window.__callTool(params.name, args)
+      emit('tools/call:result', { name: params.name, arguments: args, result })
+      return result
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      emit('tools/call:error', { name: params.name, arguments: args, message });
-      throw err;
+      const message = err instanceof Error ? err.message : String(err)
+      emit('tools/call:error', { name: params.name, arguments: args, message })
+      throw err
     }
-  };
+  }
   bridge.onupdatemodelcontext = async (params) => {
-    emit('ui/update-model-context', params);
-    return {};
-  };
+    emit('ui/update-model-context', params)
+    return {}
+  }
   bridge.onmessage = async (params) => {
-    emit('ui/message', params);
-    return {};
-  };
+    emit('ui/message', params)
+    return {}
+  }
   bridge.onopenlink = async (params) => {
-    emit('ui/open-link', params);
-    return config.openLinkResult;
-  };
+    emit('ui/open-link', params)
+    return config.openLinkResult
+  }
   bridge.ondownloadfile = async (params) => {
-    emit('ui/download-file', params);
-    return {};
-  };
+    emit('ui/download-file', params)
+    return {}
+  }
   bridge.onrequestdisplaymode = async (params) => {
-    emit('ui/request-display-mode', params);
-    return { mode: 'inline' };
-  };
+    emit('ui/request-display-mode', params)
+    return { mode: 'inline' }
+  }
   bridge.addEventListener('sizechange', (params) => {
     // Width is fixed by the host column; height follows the content.
-    if (iframe && typeof params.height === 'number') iframe.style.height = `${params.height}px`;
-    emit('size-changed', params);
-  });
-  bridge.addEventListener('loggingmessage', (params) => emit('log', params));
-  bridge.addEventListener('requestteardown', (params) => emit('request-teardown', params ?? {}));
+    if (iframe && typeof params.height === 'number') iframe.style.height = `${params.height}px`
+    emit('size-changed', params)
+  })
+  bridge.addEventListener('loggingmessage', (params) => emit('log', params))
+  bridge.addEventListener('requestteardown', (params) => emit('request-teardown', params ?? {}))
   bridge.addEventListener('initialized', () => {
-    initialized = true;
-    emit('initialized', { appInfo: bridge?.getAppVersion(), appCapabilities: bridge?.getAppCapabilities() });
+    initialized = true
+    emit('initialized', { appInfo: bridge?.getAppVersion(), appCapabilities: bridge?.getAppCapabilities() })
     void (async () => {
       // Spec: tool-input after the View's initialize completes; tool-result after tool-input.
-      if (config.toolInput !== undefined) await sendToolInput(config.toolInput);
-      if (config.toolResult !== undefined) await sendToolResult(config.toolResult);
-    })();
-  });
+      if (config.toolInput !== undefined) await sendToolInput(config.toolInput)
+      if (config.toolResult !== undefined) await sendToolResult(config.toolResult)
+    })()
+  })
 
   // Connect before loading the document so the View's ui/initialize is never missed.
-  await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!))
 
-  const csp = buildViewCsp(config.csp);
-  iframe.srcdoc = injectCsp(config.viewHtml, csp);
-  emit('iframe-loading', { sandbox: config.sandbox, csp });
-  return { csp };
+  const csp = buildViewCsp(config.csp)
+  iframe.srcdoc = injectCsp(config.viewHtml, csp)
+  emit('iframe-loading', { sandbox: config.sandbox, csp })
+  return { csp }
 }
 
 function requireReady(): AppBridge {
-  if (!bridge) throw new Error('host not started');
-  if (!initialized) throw new Error('view has not sent ui/notifications/initialized yet');
-  return bridge;
+  if (!bridge) throw new Error('host not started')
+  if (!initialized) throw new Error('view has not sent ui/notifications/initialized yet')
+  return bridge
 }
 
 async function sendToolInput(args: Record<string, unknown>): Promise<void> {
-  await requireReady().sendToolInput({ arguments: args });
-  emit('tool-input-sent', { arguments: args });
+  await requireReady().sendToolInput({ arguments: args })
+  emit('tool-input-sent', { arguments: args })
 }
 
 async function sendToolResult(result: CallToolResult): Promise<void> {
-  await requireReady().sendToolResult(result);
-  emit('tool-result-sent', result);
+  await requireReady().sendToolResult(result)
+  emit('tool-result-sent', result)
 }
 
 async function sendToolCancelled(reason?: string): Promise<void> {
-  await requireReady().sendToolCancelled(reason ? { reason } : {});
-  emit('tool-cancelled-sent', { reason });
+  await requireReady().sendToolCancelled(reason ? { reason } : {})
+  emit('tool-cancelled-sent', { reason })
 }
 
 function setHostContext(patch: Partial<McpUiHostContext>): void {
-  hostContext = { ...hostContext, ...patch };
-  if (patch.theme) applyHostPageTheme(patch.theme);
-  requireReady().setHostContext(hostContext);
-  emit('host-context-sent', patch);
+  hostContext = { ...hostContext, ...patch }
+  if (patch.theme) applyHostPageTheme(patch.theme)
+  requireReady().setHostContext(hostContext)
+  emit('host-context-sent', patch)
 }
 
 function setTheme(theme: McpUiTheme): void {
-  setHostContext({ theme });
+  setHostContext({ theme })
 }
 
 async function teardown(): Promise<void> {
-  const b = requireReady();
-  await b.teardownResource({});
-  emit('teardown-complete', {});
-  iframe?.remove();
+  const b = requireReady()
+  await b.teardownResource({})
+  emit('teardown-complete', {})
+  iframe?.remove()
 }
 
-window.__mcpHost = { start, sendToolInput, sendToolResult, sendToolCancelled, setTheme, setHostContext, teardown };
-emit('host-ready', {});
+window.__mcpHost = { start, sendToolInput, sendToolResult, sendToolCancelled, setTheme, setHostContext, teardown }
+emit('host-ready', {})

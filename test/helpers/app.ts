@@ -1,7 +1,9 @@
 // Test helpers: a fresh app on its own data folder per test, clients and tokens, and call(),
 // which checks every response against the spec (schema for its status, headers every response
 // must carry) so that no test sees a response the contract does not describe.
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
 import type { Test } from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
@@ -15,9 +17,48 @@ export interface TestApp {
   config: Config
 }
 
+/**
+ * The storage the suite runs on: the embedded SQLite default, or (second CI run) the PostgreSQL
+ * and Redis named by DATABASE_URL and REDIS_URL, with a schema and a key prefix of its own per
+ * test app so tests never see each other's data.
+ */
+export const backend = {
+  databaseUrl: process.env.DATABASE_URL || undefined,
+  redisUrl: process.env.REDIS_URL || undefined,
+}
+
+/** A fresh PostgreSQL schema in the suite's database, dropped when the test ends. */
+export async function freshSchemaUrl(t: Test, baseUrl: string): Promise<string> {
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: baseUrl })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  t.teardown(async () => {
+    const c = new pg.Client({ connectionString: baseUrl })
+    await c.connect()
+    await c.query(`drop schema if exists ${schema} cascade`)
+    await c.end()
+  })
+  const url = new URL(baseUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+/** Storage settings for one test: SQLite in the test's folder, or a fresh schema + key prefix. */
+export async function storageConfig(t: Test): Promise<Partial<Config>> {
+  const out: Partial<Config> = {}
+  if (backend.databaseUrl) out.databaseUrl = await freshSchemaUrl(t, backend.databaseUrl)
+  if (backend.redisUrl) {
+    out.redisUrl = backend.redisUrl
+    out.redisPrefix = `test-${randomBytes(6).toString('hex')}:`
+  }
+  return out
+}
+
 export async function testApp(t: Test, overrides: Partial<Config> = {}, options: BuildOptions = {}): Promise<TestApp> {
   const dataDir = t.testdir({})
-  const config = createConfig({ dataDir, logLevel: 'silent', ...overrides })
+  const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)), ...overrides })
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
   await app.ready()

@@ -5,77 +5,77 @@
  * process as a timeline, its signature styles with palettes and project cards,
  * and a consultation form that calls `request_consultation` through the host.
  */
-import '../shared/base.css';
-import './playbook.css';
-import { append, clear, h, icon } from '../shared/dom.ts';
+import '../shared/base.css'
+import './playbook.css'
+import { append, clear, h, icon } from '../shared/dom.ts'
 import {
+  type CallToolResult,
   connectApp,
   createApp,
   isRecord,
+  numberFormatter,
   resultText,
   thrownMessage,
   toolErrorMessage,
   tryHost,
-  numberFormatter,
-  type CallToolResult,
-} from '../shared/host.ts';
+} from '../shared/host.ts'
 
 // ---------------------------------------------------------------------------
 // Data contract (structuredContent of show_playbook)
 // ---------------------------------------------------------------------------
 
 interface Phase {
-  id: string;
-  name: string;
-  summary: string;
-  deliverables: string[];
-  duration_weeks: { min: number; max: number };
+  id: string
+  name: string
+  summary: string
+  deliverables: string[]
+  duration_weeks: { min: number; max: number }
 }
 interface Project {
-  id: string;
-  title: string;
-  designer: string;
-  city: string;
-  country: string;
-  year: number;
-  area_sqm: number;
-  image: { url: string; alt: string } | null;
-  page_url: string;
+  id: string
+  title: string
+  designer: string
+  city: string
+  country: string
+  year: number
+  area_sqm: number
+  image: { url: string; alt: string } | null
+  page_url: string
 }
 interface Style {
-  name: string;
-  description: string;
-  palette: string[];
-  projects: Project[];
+  name: string
+  description: string
+  palette: string[]
+  projects: Project[]
 }
 interface Playbook {
-  studio: { name: string; tagline: string };
-  phases: Phase[];
-  styles: Style[];
-  filter: { style: string | null; location: string | null };
+  studio: { name: string; tagline: string }
+  phases: Phase[]
+  styles: Style[]
+  filter: { style: string | null; location: string | null }
 }
 
-const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d);
-const num = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const nullableStr = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
+const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d)
+const num = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : d)
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+const nullableStr = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null)
 
 function parsePlaybook(sc: unknown): Playbook | null {
-  if (!isRecord(sc) || !isRecord(sc.studio)) return null;
-  const filter = isRecord(sc.filter) ? sc.filter : {};
+  if (!isRecord(sc) || !isRecord(sc.studio)) return null
+  const filter = isRecord(sc.filter) ? sc.filter : {}
   return {
     studio: { name: str(sc.studio.name, 'The Studio'), tagline: str(sc.studio.tagline) },
     phases: arr(sc.phases)
       .filter(isRecord)
       .map((p) => {
-        const d = isRecord(p.duration_weeks) ? p.duration_weeks : {};
+        const d = isRecord(p.duration_weeks) ? p.duration_weeks : {}
         return {
           id: str(p.id),
           name: str(p.name),
           summary: str(p.summary),
           deliverables: arr(p.deliverables).filter((x): x is string => typeof x === 'string'),
           duration_weeks: { min: num(d.min), max: num(d.max, num(d.min)) },
-        };
+        }
       }),
     styles: arr(sc.styles)
       .filter(isRecord)
@@ -93,63 +93,60 @@ function parsePlaybook(sc: unknown): Playbook | null {
             country: str(p.country),
             year: num(p.year),
             area_sqm: num(p.area_sqm),
-            image:
-              isRecord(p.image) && typeof p.image.url === 'string'
-                ? { url: p.image.url, alt: str(p.image.alt) }
-                : null,
+            image: isRecord(p.image) && typeof p.image.url === 'string' ? { url: p.image.url, alt: str(p.image.alt) } : null,
             page_url: str(p.page_url),
           })),
       })),
     filter: { style: nullableStr(filter.style), location: nullableStr(filter.location) },
-  };
+  }
 }
 
 // ---------------------------------------------------------------------------
 // State
 // ---------------------------------------------------------------------------
 
-const root = document.getElementById('root') as HTMLElement;
-const app = createApp('studio-playbook');
+const root = document.getElementById('root') as HTMLElement
+const app = createApp('studio-playbook')
 
-let data: Playbook | null = null;
-let selectedStyle: string | null = null;
-let toolInput: { style: string | null; location: string | null } = { style: null, location: null };
+let data: Playbook | null = null
+let selectedStyle: string | null = null
+let toolInput: { style: string | null; location: string | null } = { style: null, location: null }
 
 // ---------------------------------------------------------------------------
 // Formatting helpers
 // ---------------------------------------------------------------------------
 
 function weeks(d: { min: number; max: number }): string {
-  const { min, max } = d;
-  if (!min && !max) return '';
-  if (min === max || !max) return `${min} ${min === 1 ? 'week' : 'weeks'}`;
-  return `${min}–${max} weeks`;
+  const { min, max } = d
+  if (!min && !max) return ''
+  if (min === max || !max) return `${min} ${min === 1 ? 'week' : 'weeks'}`
+  return `${min}–${max} weeks`
 }
 
 function totalWeeks(phases: Phase[]): string {
-  const min = phases.reduce((s, p) => s + p.duration_weeks.min, 0);
-  const max = phases.reduce((s, p) => s + p.duration_weeks.max, 0);
-  return min || max ? weeks({ min, max }) : '';
+  const min = phases.reduce((s, p) => s + p.duration_weeks.min, 0)
+  const max = phases.reduce((s, p) => s + p.duration_weeks.max, 0)
+  return min || max ? weeks({ min, max }) : ''
 }
 
 function pad2(n: number): string {
-  return String(n).padStart(2, '0');
+  return String(n).padStart(2, '0')
 }
 
 function isCssColor(c: string): boolean {
-  return typeof CSS !== 'undefined' && CSS.supports('color', c);
+  return typeof CSS !== 'undefined' && CSS.supports('color', c)
 }
 
 function sameStyle(a: string | null, b: string | null): boolean {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase()
 }
 
 function httpUrl(u: string): string | null {
   try {
-    const url = new URL(u);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+    const url = new URL(u)
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null
   } catch {
-    return null;
+    return null
   }
 }
 
@@ -158,38 +155,44 @@ function httpUrl(u: string): string | null {
 // ---------------------------------------------------------------------------
 
 function renderPending(message: string): void {
-  root.setAttribute('aria-busy', 'true');
-  clear(root);
+  root.setAttribute('aria-busy', 'true')
+  clear(root)
   append(root, [
     h('p', { class: 'eyebrow' }, 'Studio playbook'),
     h('p', { class: 'pending display' }, message),
-    h('div', { class: 'skeleton', 'aria-hidden': 'true' }, h('span', { style: 'width: 72%' }), h('span', { style: 'width: 64%' }), h('span', { style: 'width: 48%' })),
-  ]);
+    h(
+      'div',
+      { class: 'skeleton', 'aria-hidden': 'true' },
+      h('span', { style: 'width: 72%' }),
+      h('span', { style: 'width: 64%' }),
+      h('span', { style: 'width: 48%' }),
+    ),
+  ])
 }
 
 function renderProblem(message: string): void {
-  root.setAttribute('aria-busy', 'false');
-  clear(root);
+  root.setAttribute('aria-busy', 'false')
+  clear(root)
   append(root, [
     h('p', { class: 'eyebrow' }, 'Studio playbook'),
     h('div', { class: 'notice notice-error', role: 'alert' }, icon('alert'), h('span', {}, message)),
-  ]);
+  ])
 }
 
 function render(pb: Playbook): void {
-  root.setAttribute('aria-busy', 'false');
-  clear(root);
-  append(root, [renderHero(pb), renderProcess(pb.phases), renderStyles(pb), renderConsultation(pb)]);
-  applySelection();
+  root.setAttribute('aria-busy', 'false')
+  clear(root)
+  append(root, [renderHero(pb), renderProcess(pb.phases), renderStyles(pb), renderConsultation(pb)])
+  applySelection()
 }
 
 function renderHero(pb: Playbook): HTMLElement {
-  const curated: (string | Node)[] = [];
+  const curated: (string | Node)[] = []
   if (pb.filter.style || pb.filter.location) {
-    curated.push('Curated for ');
-    if (pb.filter.style) curated.push(h('strong', {}, pb.filter.style));
-    if (pb.filter.style && pb.filter.location) curated.push(' · ');
-    if (pb.filter.location) curated.push(h('strong', {}, pb.filter.location));
+    curated.push('Curated for ')
+    if (pb.filter.style) curated.push(h('strong', {}, pb.filter.style))
+    if (pb.filter.style && pb.filter.location) curated.push(' · ')
+    if (pb.filter.location) curated.push(h('strong', {}, pb.filter.location))
   }
   return h(
     'header',
@@ -198,11 +201,11 @@ function renderHero(pb: Playbook): HTMLElement {
     h('h1', { class: 'display hero-title' }, pb.studio.name),
     pb.studio.tagline ? h('p', { class: 'hero-tagline' }, pb.studio.tagline) : null,
     curated.length ? h('p', { class: 'hero-curated small' }, ...curated) : null,
-  );
+  )
 }
 
 function renderProcess(phases: Phase[]): HTMLElement {
-  const total = totalWeeks(phases);
+  const total = totalWeeks(phases)
   return h(
     'section',
     { class: 'section', 'aria-labelledby': 'process-title' },
@@ -210,7 +213,11 @@ function renderProcess(phases: Phase[]): HTMLElement {
       'div',
       { class: 'section-head' },
       h('h2', { id: 'process-title' }, 'How we work'),
-      h('p', { class: 'muted small' }, `${phases.length} ${phases.length === 1 ? 'phase' : 'phases'}${total ? ` · typically ${total} end to end` : ''}`),
+      h(
+        'p',
+        { class: 'muted small' },
+        `${phases.length} ${phases.length === 1 ? 'phase' : 'phases'}${total ? ` · typically ${total} end to end` : ''}`,
+      ),
     ),
     h(
       'ol',
@@ -227,7 +234,9 @@ function renderProcess(phases: Phase[]): HTMLElement {
               'div',
               { class: 'phase-head' },
               h('h3', { class: 'phase-name' }, p.name),
-              weeks(p.duration_weeks) ? h('span', { class: 'duration' }, h('span', { class: 'sr-only' }, 'Duration: '), weeks(p.duration_weeks)) : null,
+              weeks(p.duration_weeks)
+                ? h('span', { class: 'duration' }, h('span', { class: 'sr-only' }, 'Duration: '), weeks(p.duration_weeks))
+                : null,
             ),
             p.summary ? h('p', { class: 'phase-summary muted' }, p.summary) : null,
             p.deliverables.length
@@ -235,18 +244,22 @@ function renderProcess(phases: Phase[]): HTMLElement {
                   'div',
                   { class: 'deliverables' },
                   h('p', { class: 'deliverables-label', id: `deliv-${i}` }, 'You receive'),
-                  h('ul', { 'aria-labelledby': `deliv-${i}` }, p.deliverables.map((d) => h('li', {}, d))),
+                  h(
+                    'ul',
+                    { 'aria-labelledby': `deliv-${i}` },
+                    p.deliverables.map((d) => h('li', {}, d)),
+                  ),
                 )
               : null,
           ),
         ),
       ),
     ),
-  );
+  )
 }
 
 function renderStyles(pb: Playbook): HTMLElement {
-  const showChips = pb.styles.length > 1;
+  const showChips = pb.styles.length > 1
   return h(
     'section',
     { class: 'section', 'aria-labelledby': 'styles-title' },
@@ -265,63 +278,83 @@ function renderStyles(pb: Playbook): HTMLElement {
             h(
               'button',
               { type: 'button', class: 'chip', 'data-chip': s.name, 'aria-pressed': 'false' },
-              h('span', { class: 'chip-dots', 'aria-hidden': 'true' }, s.palette.slice(0, 3).filter(isCssColor).map((c) => dot(c))),
+              h(
+                'span',
+                { class: 'chip-dots', 'aria-hidden': 'true' },
+                s.palette
+                  .slice(0, 3)
+                  .filter(isCssColor)
+                  .map((c) => dot(c)),
+              ),
               s.name,
             ),
           ),
         )
       : null,
     pb.styles.length
-      ? h('div', { class: 'styles' }, pb.styles.map((s, i) => renderStyle(s, i)))
+      ? h(
+          'div',
+          { class: 'styles' },
+          pb.styles.map((s, i) => renderStyle(s, i)),
+        )
       : h('p', { class: 'muted empty' }, 'No styles match this request yet — the studio can propose one in a consultation.'),
-  );
+  )
 }
 
 function dot(color: string): HTMLElement {
-  const el = h('span', { class: 'chip-dot' });
-  el.style.background = color;
-  return el;
+  const el = h('span', { class: 'chip-dot' })
+  el.style.background = color
+  return el
 }
 
 function renderStyle(s: Style, i: number): HTMLElement {
-  const titleId = `style-${i}`;
+  const titleId = `style-${i}`
   return h(
     'article',
     { class: 'style', 'data-style': s.name, 'aria-labelledby': titleId },
     h(
       'div',
       { class: 'style-head' },
-      h('div', { class: 'style-intro' }, h('h3', { class: 'display style-name', id: titleId }, s.name), s.description ? h('p', { class: 'muted' }, s.description) : null),
+      h(
+        'div',
+        { class: 'style-intro' },
+        h('h3', { class: 'display style-name', id: titleId }, s.name),
+        s.description ? h('p', { class: 'muted' }, s.description) : null,
+      ),
       s.palette.length
         ? h(
             'ul',
             { class: 'palette', 'aria-label': `${s.name} palette` },
             s.palette.map((c) => {
-              const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-              if (isCssColor(c)) sw.style.background = c;
-              return h('li', { class: 'palette-item', title: c }, sw, h('span', { class: 'swatch-label' }, c));
+              const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' })
+              if (isCssColor(c)) sw.style.background = c
+              return h('li', { class: 'palette-item', title: c }, sw, h('span', { class: 'swatch-label' }, c))
             }),
           )
         : null,
     ),
     s.projects.length
-      ? h('ul', { class: 'projects', 'aria-label': `${s.name} projects` }, s.projects.map((p) => h('li', {}, renderProject(p, s))))
+      ? h(
+          'ul',
+          { class: 'projects', 'aria-label': `${s.name} projects` },
+          s.projects.map((p) => h('li', {}, renderProject(p, s))),
+        )
       : h('p', { class: 'muted small' }, 'Projects in this style are available on request.'),
-  );
+  )
 }
 
 function placeholder(style: Style, label: string): HTMLElement {
-  const colors = style.palette.filter(isCssColor);
-  const el = h('div', { class: 'project-placeholder', 'aria-hidden': 'true' }, h('span', {}, label.slice(0, 1).toUpperCase()));
-  if (colors.length >= 2) el.style.background = `linear-gradient(135deg, ${colors[0]} 0%, ${colors[colors.length - 1]} 100%)`;
-  else if (colors.length === 1) el.style.background = colors[0] as string;
-  return el;
+  const colors = style.palette.filter(isCssColor)
+  const el = h('div', { class: 'project-placeholder', 'aria-hidden': 'true' }, h('span', {}, label.slice(0, 1).toUpperCase()))
+  if (colors.length >= 2) el.style.background = `linear-gradient(135deg, ${colors[0]} 0%, ${colors[colors.length - 1]} 100%)`
+  else if (colors.length === 1) el.style.background = colors[0] as string
+  return el
 }
 
 function renderProject(p: Project, style: Style): HTMLElement {
-  const url = httpUrl(p.page_url);
-  const media = h('div', { class: 'project-media' });
-  const imgUrl = p.image ? httpUrl(p.image.url) ?? (p.image.url.startsWith('data:image/') ? p.image.url : null) : null;
+  const url = httpUrl(p.page_url)
+  const media = h('div', { class: 'project-media' })
+  const imgUrl = p.image ? (httpUrl(p.image.url) ?? (p.image.url.startsWith('data:image/') ? p.image.url : null)) : null
   if (p.image && imgUrl) {
     const img = h('img', {
       src: imgUrl,
@@ -330,16 +363,16 @@ function renderProject(p: Project, style: Style): HTMLElement {
       decoding: 'async',
       width: 400,
       height: 300,
-    });
-    img.addEventListener('error', () => img.replaceWith(placeholder(style, p.title)), { once: true });
-    media.appendChild(img);
+    })
+    img.addEventListener('error', () => img.replaceWith(placeholder(style, p.title)), { once: true })
+    media.appendChild(img)
   } else {
-    media.appendChild(placeholder(style, p.title));
+    media.appendChild(placeholder(style, p.title))
   }
 
-  const place = [p.city, p.country].filter(Boolean).join(', ');
-  const meta = [place, p.year ? String(p.year) : ''].filter(Boolean).join(' · ');
-  const meta2 = [p.designer, p.area_sqm ? `${numberFormatter().format(p.area_sqm)} m²` : ''].filter(Boolean).join(' · ');
+  const place = [p.city, p.country].filter(Boolean).join(', ')
+  const meta = [place, p.year ? String(p.year) : ''].filter(Boolean).join(' · ')
+  const meta2 = [p.designer, p.area_sqm ? `${numberFormatter().format(p.area_sqm)} m²` : ''].filter(Boolean).join(' · ')
 
   const body = h(
     'div',
@@ -348,25 +381,30 @@ function renderProject(p: Project, style: Style): HTMLElement {
     meta ? h('p', { class: 'project-meta' }, meta) : null,
     meta2 ? h('p', { class: 'project-meta2' }, meta2) : null,
     url ? h('span', { class: 'project-cta' }, 'View project', icon('external')) : null,
-  );
+  )
 
-  if (!url) return h('div', { class: 'project', 'data-project': p.id }, media, body);
+  if (!url) return h('div', { class: 'project', 'data-project': p.id }, media, body)
 
-  const link = h('a', { class: 'project', href: url, 'data-project': p.id, 'aria-label': `${p.title}${meta ? `, ${meta}` : ''} — view project` }, media, body);
+  const link = h(
+    'a',
+    { class: 'project', href: url, 'data-project': p.id, 'aria-label': `${p.title}${meta ? `, ${meta}` : ''} — view project` },
+    media,
+    body,
+  )
   link.addEventListener('click', (ev) => {
-    ev.preventDefault();
-    void openProject(url, link);
-  });
-  return link;
+    ev.preventDefault()
+    void openProject(url, link)
+  })
+  return link
 }
 
 async function openProject(url: string, link: HTMLElement): Promise<void> {
-  const res = await tryHost(() => app.openLink({ url }));
+  const res = await tryHost(() => app.openLink({ url }))
   if (!res || res.isError) {
-    link.classList.add('link-denied');
-    const cta = link.querySelector('.project-cta');
-    if (cta) cta.textContent = 'Link unavailable here';
-    setTimeout(() => link.classList.remove('link-denied'), 2400);
+    link.classList.add('link-denied')
+    const cta = link.querySelector('.project-cta')
+    if (cta) cta.textContent = 'Link unavailable here'
+    setTimeout(() => link.classList.remove('link-denied'), 2400)
   }
 }
 
@@ -375,54 +413,54 @@ async function openProject(url: string, link: HTMLElement): Promise<void> {
 // ---------------------------------------------------------------------------
 
 function applySelection(): void {
-  if (!data) return;
-  const chips = root.querySelectorAll<HTMLButtonElement>('[data-chip]');
+  if (!data) return
+  const chips = root.querySelectorAll<HTMLButtonElement>('[data-chip]')
   chips.forEach((chip) => {
-    const name = chip.dataset.chip || null;
-    chip.setAttribute('aria-pressed', String(name === null ? selectedStyle === null : sameStyle(name, selectedStyle)));
-  });
-  let visible = 0;
+    const name = chip.dataset.chip || null
+    chip.setAttribute('aria-pressed', String(name === null ? selectedStyle === null : sameStyle(name, selectedStyle)))
+  })
+  let visible = 0
   root.querySelectorAll<HTMLElement>('article.style').forEach((article) => {
-    const show = selectedStyle === null || sameStyle(article.dataset.style ?? null, selectedStyle);
-    article.hidden = !show;
-    if (show) visible++;
-  });
-  const status = root.querySelector('#styles-status');
+    const show = selectedStyle === null || sameStyle(article.dataset.style ?? null, selectedStyle)
+    article.hidden = !show
+    if (show) visible++
+  })
+  const status = root.querySelector('#styles-status')
   if (status) {
     status.textContent =
       selectedStyle === null
         ? `${data.styles.length} ${data.styles.length === 1 ? 'style' : 'styles'}`
-        : `Showing ${visible ? selectedStyle : 'no style'} · ${data.styles.length} in total`;
+        : `Showing ${visible ? selectedStyle : 'no style'} · ${data.styles.length} in total`
   }
-  updateNotePlaceholder();
+  updateNotePlaceholder()
 }
 
 root.addEventListener('click', (ev) => {
-  const chip = (ev.target as Element | null)?.closest<HTMLButtonElement>('[data-chip]');
-  if (!chip || !data) return;
-  const name = chip.dataset.chip || null;
-  const next = name === null || sameStyle(name, selectedStyle) ? null : name;
-  if (next === selectedStyle) return;
-  selectedStyle = next;
-  applySelection();
-  void tellModelAboutStyle();
-});
+  const chip = (ev.target as Element | null)?.closest<HTMLButtonElement>('[data-chip]')
+  if (!chip || !data) return
+  const name = chip.dataset.chip || null
+  const next = name === null || sameStyle(name, selectedStyle) ? null : name
+  if (next === selectedStyle) return
+  selectedStyle = next
+  applySelection()
+  void tellModelAboutStyle()
+})
 
 async function tellModelAboutStyle(): Promise<void> {
-  if (!data) return;
-  const style = data.styles.find((s) => sameStyle(s.name, selectedStyle));
-  const location = data.filter.location;
-  let text: string;
+  if (!data) return
+  const style = data.styles.find((s) => sameStyle(s.name, selectedStyle))
+  const location = data.filter.location
+  let text: string
   if (!style) {
-    text = `In the ${data.studio.name} playbook view, the user cleared the style filter and is browsing all ${data.styles.length} signature styles (${data.styles.map((s) => s.name).join(', ')}).`;
+    text = `In the ${data.studio.name} playbook view, the user cleared the style filter and is browsing all ${data.styles.length} signature styles (${data.styles.map((s) => s.name).join(', ')}).`
   } else {
-    const projects = style.projects.map((p) => `${p.title} (${[p.city, p.year || ''].filter(Boolean).join(', ')})`).join('; ');
+    const projects = style.projects.map((p) => `${p.title} (${[p.city, p.year || ''].filter(Boolean).join(', ')})`).join('; ')
     text =
       `In the ${data.studio.name} playbook view, the user selected the "${style.name}" style` +
       (location ? ` (location of interest: ${location})` : '') +
       `. ${style.description}` +
       (style.palette.length ? ` Palette: ${style.palette.join(', ')}.` : '') +
-      (projects ? ` Signature projects shown: ${projects}.` : '');
+      (projects ? ` Signature projects shown: ${projects}.` : '')
   }
   await tryHost(() =>
     app.updateModelContext({
@@ -434,39 +472,39 @@ async function tellModelAboutStyle(): Promise<void> {
         project_ids: style ? style.projects.map((p) => p.id) : [],
       },
     }),
-  );
+  )
 }
 
 // ---------------------------------------------------------------------------
 // Consultation form → request_consultation
 // ---------------------------------------------------------------------------
 
-type FieldName = 'name' | 'email' | 'phone' | 'note';
+type FieldName = 'name' | 'email' | 'phone' | 'note'
 
 function field(name: FieldName, label: string, control: HTMLInputElement | HTMLTextAreaElement, optional = false): HTMLElement {
-  const id = `f-${name}`;
-  const errId = `${id}-error`;
-  control.id = id;
-  control.name = name;
-  control.setAttribute('aria-describedby', errId);
-  if (!optional) control.setAttribute('aria-required', 'true');
+  const id = `f-${name}`
+  const errId = `${id}-error`
+  control.id = id
+  control.name = name
+  control.setAttribute('aria-describedby', errId)
+  if (!optional) control.setAttribute('aria-required', 'true')
   return h(
     'div',
     { class: `field field-${name}` },
     h('label', { class: 'field-label', for: id }, label, optional ? h('span', { class: 'optional' }, ' (optional)') : null),
     control,
     h('p', { class: 'field-error', id: errId, 'aria-live': 'polite' }),
-  );
+  )
 }
 
 function renderConsultation(pb: Playbook): HTMLElement {
-  const name = h('input', { class: 'input', type: 'text', autocomplete: 'name', maxlength: 120 });
-  const email = h('input', { class: 'input', type: 'email', autocomplete: 'email', inputmode: 'email', maxlength: 200 });
-  const phone = h('input', { class: 'input', type: 'tel', autocomplete: 'tel', inputmode: 'tel', maxlength: 40 });
-  const note = h('textarea', { class: 'textarea', rows: 3, maxlength: 2000 });
+  const name = h('input', { class: 'input', type: 'text', autocomplete: 'name', maxlength: 120 })
+  const email = h('input', { class: 'input', type: 'email', autocomplete: 'email', inputmode: 'email', maxlength: 200 })
+  const phone = h('input', { class: 'input', type: 'tel', autocomplete: 'tel', inputmode: 'tel', maxlength: 40 })
+  const note = h('textarea', { class: 'textarea', rows: 3, maxlength: 2000 })
 
-  const submit = h('button', { type: 'button', class: 'btn btn-primary', id: 'consult-submit' }, 'Request consultation', icon('arrow'));
-  const formError = h('div', { class: 'notice notice-error', role: 'alert', id: 'consult-error', hidden: true });
+  const submit = h('button', { type: 'button', class: 'btn btn-primary', id: 'consult-submit' }, 'Request consultation', icon('arrow'))
+  const formError = h('div', { class: 'notice notice-error', role: 'alert', id: 'consult-error', hidden: true })
 
   // A <form> for semantics and autofill. Submission is handled in script
   // (button type="button" + Enter key) so it also works in hosts whose
@@ -489,20 +527,20 @@ function renderConsultation(pb: Playbook): HTMLElement {
       submit,
       h('p', { class: 'xsmall muted' }, `Your details are shared only with ${pb.studio.name}.`),
     ),
-  );
+  )
 
-  form.addEventListener('submit', (ev) => ev.preventDefault());
+  form.addEventListener('submit', (ev) => ev.preventDefault())
   form.addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && ev.target instanceof HTMLInputElement) {
-      ev.preventDefault();
-      void submitConsultation(form);
+      ev.preventDefault()
+      void submitConsultation(form)
     }
-  });
-  submit.addEventListener('click', () => void submitConsultation(form));
+  })
+  submit.addEventListener('click', () => void submitConsultation(form))
   for (const control of [name, email, phone]) {
     control.addEventListener('input', () => {
-      if (control.getAttribute('aria-invalid') === 'true') setFieldError(control.name as FieldName, '');
-    });
+      if (control.getAttribute('aria-invalid') === 'true') setFieldError(control.name as FieldName, '')
+    })
   }
 
   return h(
@@ -516,161 +554,169 @@ function renderConsultation(pb: Playbook): HTMLElement {
         { class: 'consult-intro' },
         h('p', { class: 'eyebrow' }, 'Private consultation'),
         h('h2', { class: 'display', id: 'consult-title' }, 'Book a consultation'),
-        h('p', { class: 'muted' }, 'Leave your details and the studio will get in touch to arrange a first conversation about your project.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'Leave your details and the studio will get in touch to arrange a first conversation about your project.',
+        ),
       ),
       h('div', { class: 'consult-body', id: 'consult-body' }, form),
     ),
-  );
+  )
 }
 
 function updateNotePlaceholder(): void {
-  const note = root.querySelector<HTMLTextAreaElement>('#f-note');
-  if (!note || !data) return;
-  const style = selectedStyle ?? data.filter.style;
-  const where = data.filter.location;
-  const bits = [style ? `${style} style` : null, where ? `in ${where}` : null].filter(Boolean).join(' ');
-  note.placeholder = bits ? `e.g. A three-bedroom apartment, ${bits}, starting next spring` : 'e.g. A three-bedroom apartment, starting next spring';
+  const note = root.querySelector<HTMLTextAreaElement>('#f-note')
+  if (!note || !data) return
+  const style = selectedStyle ?? data.filter.style
+  const where = data.filter.location
+  const bits = [style ? `${style} style` : null, where ? `in ${where}` : null].filter(Boolean).join(' ')
+  note.placeholder = bits
+    ? `e.g. A three-bedroom apartment, ${bits}, starting next spring`
+    : 'e.g. A three-bedroom apartment, starting next spring'
 }
 
 function setFieldError(name: FieldName, message: string): void {
-  const control = root.querySelector<HTMLInputElement | HTMLTextAreaElement>(`#f-${name}`);
-  const err = root.querySelector<HTMLElement>(`#f-${name}-error`);
-  if (!control || !err) return;
-  err.textContent = message;
-  if (message) control.setAttribute('aria-invalid', 'true');
-  else control.removeAttribute('aria-invalid');
+  const control = root.querySelector<HTMLInputElement | HTMLTextAreaElement>(`#f-${name}`)
+  const err = root.querySelector<HTMLElement>(`#f-${name}-error`)
+  if (!control || !err) return
+  err.textContent = message
+  if (message) control.setAttribute('aria-invalid', 'true')
+  else control.removeAttribute('aria-invalid')
 }
 
 function readForm(form: HTMLFormElement): Record<FieldName, string> {
-  const v = (n: FieldName) => (form.elements.namedItem(n) as HTMLInputElement | HTMLTextAreaElement | null)?.value.trim() ?? '';
-  return { name: v('name'), email: v('email'), phone: v('phone'), note: v('note') };
+  const v = (n: FieldName) => (form.elements.namedItem(n) as HTMLInputElement | HTMLTextAreaElement | null)?.value.trim() ?? ''
+  return { name: v('name'), email: v('email'), phone: v('phone'), note: v('note') }
 }
 
 /** Light client-side checks only; the server's validation is authoritative. */
 function validate(values: Record<FieldName, string>): boolean {
-  const errors: Partial<Record<FieldName, string>> = {};
-  if (!values.name) errors.name = 'Please tell us your name.';
-  if (!values.email) errors.email = 'Please add an email address.';
-  else if (!/^[^\s@]+@[^\s@]+$/.test(values.email)) errors.email = 'This email address looks incomplete.';
-  if (!values.phone) errors.phone = 'Please add a phone number.';
-  for (const n of ['name', 'email', 'phone'] as const) setFieldError(n, errors[n] ?? '');
-  const first = (['name', 'email', 'phone'] as const).find((n) => errors[n]);
-  if (first) root.querySelector<HTMLElement>(`#f-${first}`)?.focus();
-  return !first;
+  const errors: Partial<Record<FieldName, string>> = {}
+  if (!values.name) errors.name = 'Please tell us your name.'
+  if (!values.email) errors.email = 'Please add an email address.'
+  else if (!/^[^\s@]+@[^\s@]+$/.test(values.email)) errors.email = 'This email address looks incomplete.'
+  if (!values.phone) errors.phone = 'Please add a phone number.'
+  for (const n of ['name', 'email', 'phone'] as const) setFieldError(n, errors[n] ?? '')
+  const first = (['name', 'email', 'phone'] as const).find((n) => errors[n])
+  if (first) root.querySelector<HTMLElement>(`#f-${first}`)?.focus()
+  return !first
 }
 
-let submitting = false;
+let submitting = false
 
 async function submitConsultation(form: HTMLFormElement): Promise<void> {
-  if (submitting) return;
-  const values = readForm(form);
-  const formError = form.querySelector<HTMLElement>('#consult-error');
-  if (formError) formError.hidden = true;
-  if (!validate(values)) return;
+  if (submitting) return
+  const values = readForm(form)
+  const formError = form.querySelector<HTMLElement>('#consult-error')
+  if (formError) formError.hidden = true
+  if (!validate(values)) return
 
-  const fieldset = form.querySelector('fieldset');
-  const submit = form.querySelector<HTMLButtonElement>('#consult-submit');
-  submitting = true;
-  fieldset?.setAttribute('disabled', '');
+  const fieldset = form.querySelector('fieldset')
+  const submit = form.querySelector<HTMLButtonElement>('#consult-submit')
+  submitting = true
+  fieldset?.setAttribute('disabled', '')
   if (submit) {
-    submit.disabled = true;
-    submit.setAttribute('aria-busy', 'true');
-    submit.firstChild!.textContent = 'Sending…';
+    submit.disabled = true
+    submit.setAttribute('aria-busy', 'true')
+    submit.firstChild!.textContent = 'Sending…'
   }
 
   const args: { name: string; email: string; phone: string; note?: string } = {
     name: values.name,
     email: values.email,
     phone: values.phone,
-  };
-  if (values.note) args.note = values.note;
+  }
+  if (values.note) args.note = values.note
 
-  let failure: string | null = null;
-  let result: CallToolResult | null = null;
+  let failure: string | null = null
+  let result: CallToolResult | null = null
   try {
-    result = await app.callServerTool({ name: 'request_consultation', arguments: args });
-    if (result.isError) failure = toolErrorMessage(result, 'The studio could not accept this request. Please check your details and try again.');
+    result = await app.callServerTool({ name: 'request_consultation', arguments: args })
+    if (result.isError)
+      failure = toolErrorMessage(result, 'The studio could not accept this request. Please check your details and try again.')
   } catch (err) {
-    failure = thrownMessage(err, 'We could not reach the studio just now. Please try again.');
+    failure = thrownMessage(err, 'We could not reach the studio just now. Please try again.')
   }
 
-  submitting = false;
-  fieldset?.removeAttribute('disabled');
+  submitting = false
+  fieldset?.removeAttribute('disabled')
   if (submit) {
-    submit.disabled = false;
-    submit.removeAttribute('aria-busy');
-    submit.firstChild!.textContent = 'Request consultation';
+    submit.disabled = false
+    submit.removeAttribute('aria-busy')
+    submit.firstChild!.textContent = 'Request consultation'
   }
 
   if (failure !== null || !result) {
     if (formError) {
-      clear(formError);
-      append(formError, [icon('alert'), h('span', {}, failure ?? 'Something went wrong.')]);
-      formError.hidden = false;
+      clear(formError)
+      append(formError, [icon('alert'), h('span', {}, failure ?? 'Something went wrong.')])
+      formError.hidden = false
     }
-    return;
+    return
   }
 
-  const reference = receiptId(result);
-  showReceipt(reference, values.name);
-  await handOver(reference);
+  const reference = receiptId(result)
+  showReceipt(reference, values.name)
+  await handOver(reference)
 }
 
 function receiptId(result: CallToolResult): string | null {
-  const sc = result.structuredContent;
+  const sc = result.structuredContent
   const pick = (o: unknown, ...keys: string[]): string | null => {
-    if (!isRecord(o)) return null;
+    if (!isRecord(o)) return null
     for (const k of keys) {
-      const v = o[k];
-      if (typeof v === 'string' && v) return v;
-      if (typeof v === 'number') return String(v);
+      const v = o[k]
+      if (typeof v === 'string' && v) return v
+      if (typeof v === 'number') return String(v)
     }
-    return null;
-  };
-  const direct = pick(sc, 'id', 'reference', 'request_id', 'consultation_id', 'receipt_id');
-  if (direct) return direct;
+    return null
+  }
+  const direct = pick(sc, 'id', 'reference', 'request_id', 'consultation_id', 'receipt_id')
+  if (direct) return direct
   if (isRecord(sc)) {
     for (const k of ['receipt', 'consultation', 'request', 'lead']) {
-      const nested = pick(sc[k], 'id', 'reference');
-      if (nested) return nested;
+      const nested = pick(sc[k], 'id', 'reference')
+      if (nested) return nested
     }
   }
-  const m = /\b(?:id|reference|ref)\b[\s:#=]*([A-Za-z0-9][A-Za-z0-9_-]{2,})/i.exec(resultText(result));
-  return m?.[1] ?? null;
+  const m = /\b(?:id|reference|ref)\b[\s:#=]*([A-Za-z0-9][A-Za-z0-9_-]{2,})/i.exec(resultText(result))
+  return m?.[1] ?? null
 }
 
 function showReceipt(reference: string | null, name: string): void {
-  const body = root.querySelector<HTMLElement>('#consult-body');
-  if (!body) return;
-  clear(body);
-  const first = name.split(/\s+/)[0] ?? name;
+  const body = root.querySelector<HTMLElement>('#consult-body')
+  if (!body) return
+  clear(body)
+  const first = name.split(/\s+/)[0] ?? name
   append(body, [
     h(
       'div',
       { class: 'receipt', role: 'status', tabindex: -1, id: 'consult-receipt' },
       h('span', { class: 'receipt-mark', 'aria-hidden': 'true' }, icon('check')),
-      h('div', { class: 'receipt-body' },
+      h(
+        'div',
+        { class: 'receipt-body' },
         h('h3', { class: 'display receipt-title' }, `Thank you, ${first}.`),
         h('p', {}, 'Your consultation request has been received.'),
         reference ? h('p', { class: 'receipt-ref' }, 'Reference ', h('strong', { class: 'receipt-id' }, reference)) : null,
         h('p', { class: 'muted small' }, 'The studio will be in touch shortly. Your assistant has been told about the request.'),
       ),
     ),
-  ]);
-  body.querySelector<HTMLElement>('#consult-receipt')?.focus({ preventScroll: true });
+  ])
+  body.querySelector<HTMLElement>('#consult-receipt')?.focus({ preventScroll: true })
 }
 
 async function handOver(reference: string | null): Promise<void> {
-  if (!data) return;
-  const style = selectedStyle ?? data.filter.style;
-  const where = data.filter.location;
-  const text =
-    `I've requested a consultation with ${data.studio.name}` +
-    (reference ? ` (reference ${reference})` : '') +
-    '.' +
-    (style ? ` I'm drawn to the ${style} style` + (where ? ` for a project in ${where}.` : '.') : where ? ` The project is in ${where}.` : '') +
-    ' What happens next, and how should I prepare for the first conversation?';
-  await tryHost(() => app.sendMessage({ role: 'user', content: [{ type: 'text', text }] }));
+  if (!data) return
+  const style = selectedStyle ?? data.filter.style
+  const where = data.filter.location
+  let interest = ''
+  if (style) interest = where ? ` I'm drawn to the ${style} style for a project in ${where}.` : ` I'm drawn to the ${style} style.`
+  else if (where) interest = ` The project is in ${where}.`
+  const ref = reference ? ` (reference ${reference})` : ''
+  const text = `I've requested a consultation with ${data.studio.name}${ref}.${interest} What happens next, and how should I prepare for the first conversation?`
+  await tryHost(() => app.sendMessage({ role: 'user', content: [{ type: 'text', text }] }))
 }
 
 // ---------------------------------------------------------------------------
@@ -678,35 +724,35 @@ async function handOver(reference: string | null): Promise<void> {
 // ---------------------------------------------------------------------------
 
 app.addEventListener('toolinput', (params) => {
-  const a = params.arguments ?? {};
-  toolInput = { style: nullableStr(a.style), location: nullableStr(a.location) };
-  if (data) return;
-  const bits = [toolInput.style, toolInput.location].filter(Boolean).join(' · ');
-  renderPending(bits ? `Preparing the playbook for ${bits}…` : 'Preparing the studio playbook…');
-});
+  const a = params.arguments ?? {}
+  toolInput = { style: nullableStr(a.style), location: nullableStr(a.location) }
+  if (data) return
+  const bits = [toolInput.style, toolInput.location].filter(Boolean).join(' · ')
+  renderPending(bits ? `Preparing the playbook for ${bits}…` : 'Preparing the studio playbook…')
+})
 
 app.addEventListener('toolresult', (result) => {
   if (result.isError) {
-    renderProblem(toolErrorMessage(result, 'The playbook could not be loaded.'));
-    return;
+    renderProblem(toolErrorMessage(result, 'The playbook could not be loaded.'))
+    return
   }
-  const parsed = parsePlaybook(result.structuredContent);
+  const parsed = parsePlaybook(result.structuredContent)
   if (!parsed) {
-    renderProblem(resultText(result) || 'The playbook could not be displayed.');
-    return;
+    renderProblem(resultText(result) || 'The playbook could not be displayed.')
+    return
   }
-  data = parsed;
-  const wanted = parsed.filter.style ?? toolInput.style;
-  const match = parsed.styles.find((s) => sameStyle(s.name, wanted));
-  selectedStyle = match && parsed.styles.length > 1 ? match.name : null;
-  render(parsed);
-});
+  data = parsed
+  const wanted = parsed.filter.style ?? toolInput.style
+  const match = parsed.styles.find((s) => sameStyle(s.name, wanted))
+  selectedStyle = match && parsed.styles.length > 1 ? match.name : null
+  render(parsed)
+})
 
 app.addEventListener('toolcancelled', (params) => {
-  if (data) return;
-  renderProblem(params.reason ? `The playbook request was cancelled (${params.reason}).` : 'The playbook request was cancelled.');
-});
+  if (data) return
+  renderProblem(params.reason ? `The playbook request was cancelled (${params.reason}).` : 'The playbook request was cancelled.')
+})
 
 connectApp(app).catch((err: unknown) => {
-  renderProblem(thrownMessage(err, 'This view could not connect to its host.'));
-});
+  renderProblem(thrownMessage(err, 'This view could not connect to its host.'))
+})

@@ -2,34 +2,34 @@
  * Minimal DOM helpers. Every piece of data coming from a tool result is set
  * through textContent / attributes, never through innerHTML.
  */
-type Attrs = Record<string, string | number | boolean | null | undefined>;
-type Child = Node | string | number | null | undefined | false;
+type Attrs = Record<string, string | number | boolean | null | undefined>
+type Child = Node | string | number | null | undefined | false
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Attrs = {},
   ...children: (Child | Child[])[]
 ): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
+  const el = document.createElement(tag)
   for (const [key, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === 'class') el.className = String(value);
-    else if (value === true) el.setAttribute(key, '');
-    else el.setAttribute(key, String(value));
+    if (value === null || value === undefined || value === false) continue
+    if (key === 'class') el.className = String(value)
+    else if (value === true) el.setAttribute(key, '')
+    else el.setAttribute(key, String(value))
   }
-  append(el, children);
-  return el;
+  append(el, children)
+  return el
 }
 
 export function append(parent: Node, children: (Child | Child[])[]): void {
   for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    if (child === null || child === undefined || child === false) continue
+    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child)
   }
 }
 
 export function clear(el: Element): void {
-  while (el.firstChild) el.removeChild(el.firstChild);
+  while (el.firstChild) el.removeChild(el.firstChild)
 }
 
 /** Small decorative inline SVG icons (static markup, no data). */
@@ -41,10 +41,10 @@ const ICONS = {
   minus: '<path d="M6 12h12" />',
   plus: '<path d="M12 6v12M6 12h12" />',
   chat: '<path d="M20 12a8 8 0 0 1-11.6 7.1L4 20l1-4.1A8 8 0 1 1 20 12Z" />',
-} as const;
+} as const
 
 export function icon(name: keyof typeof ICONS, cls = 'icon'): SVGSVGElement {
-  const wrapper = document.createElement('span');
-  wrapper.innerHTML = `<svg class="${cls}" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">${ICONS[name]}</svg>`;
-  return wrapper.firstElementChild as SVGSVGElement;
+  const wrapper = document.createElement('span')
+  wrapper.innerHTML = `<svg class="${cls}" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">${ICONS[name]}</svg>`
+  return wrapper.firstElementChild as SVGSVGElement
 }

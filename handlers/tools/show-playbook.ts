@@ -1,0 +1,61 @@
+// show_playbook: the studio's process, signature styles and projects, rendered in the playbook view.
+import * as z from 'zod'
+import { buildPlaybookView, countryName, findStyle, knownLocations, type PlaybookView } from './playbook.js'
+import { failure, success, type ToolModule } from './types.js'
+
+const schema = (styles: string[]) =>
+  z.object({
+    style: z
+      .string()
+      .max(100)
+      .optional()
+      .describe(`Show only this signature style (case-insensitive). One of: ${styles.join(', ')}.`),
+    location: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB").'),
+  })
+
+export function playbookText(view: PlaybookView): string {
+  const lines = [`${view.studio.name}: ${view.studio.tagline}`, '', 'How we work:']
+  view.phases.forEach((p, i) => {
+    lines.push(`${i + 1}. ${p.name} (${p.duration_weeks.min}–${p.duration_weeks.max} weeks): ${p.summary}`)
+  })
+  lines.push('', view.styles.length === 1 ? 'Signature style:' : 'Signature styles:')
+  for (const s of view.styles) {
+    lines.push(`- ${s.name}: ${s.description}`)
+    for (const p of s.projects) {
+      lines.push(`  • ${p.title}, ${p.city} (${countryName(p.country)}), ${p.year}, ${p.area_sqm} m², by ${p.designer}: ${p.page_url}`)
+    }
+    if (s.projects.length === 0) lines.push(view.filter.location ? `  (no ${s.name} projects in ${view.filter.location} yet)` : '  (no published projects yet)')
+  }
+  return lines.join('\n')
+}
+
+export const showPlaybook: ToolModule<ReturnType<typeof schema>> = {
+  name: 'show_playbook',
+  title: 'Studio playbook',
+  description:
+    "Show the studio's playbook: how a project runs (phases, deliverables, durations), the signature styles with their palettes, " +
+    'and signature projects for each style. Optionally narrowed to one style and/or a city or country. Renders an interactive view where the host supports MCP Apps.',
+  schema: ({ playbook }) => schema(playbook.styles.map((s) => s.name)),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  ui: { view: 'playbook' },
+  async run({ playbook, catalogue, config }, args) {
+    const styleName = args.style?.trim() || null
+    const location = args.location?.trim() || null
+    const style = styleName === null ? null : (findStyle(playbook, styleName) ?? null)
+    if (styleName !== null && style === null) {
+      return failure(`The studio has no signature style called "${styleName}".`, `style must be one of: ${playbook.styles.map((s) => s.name).join(', ')} (or omitted)`)
+    }
+    const projects = catalogue.current()?.projects ?? []
+    const view = buildPlaybookView(playbook, projects, config.publicBaseUrl, { style, location })
+    let text = playbookText(view)
+    if (location !== null && view.styles.every((s) => s.projects.length === 0)) {
+      const places = knownLocations(projects)
+      text += `\n\nNo published project matches the location "${location}".${places.length > 0 ? ` The studio has projects in: ${places.join(', ')}.` : ''}`
+    }
+    return success(text, view)
+  },
+}

@@ -1,0 +1,197 @@
+// Every failure is the spec's Error with the rate-limit headers: unknown paths, wrong methods,
+// crashes (no internals shown); request ids; the published spec and docs; rate limiting.
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import { buildApp } from '../app.js'
+import { createConfig } from '../config.js'
+import { loadSpec } from '../plugins/spec.js'
+import { call, testApp, tokenFor } from './helpers/app.js'
+
+const PROJECTS = '/project_metadata.json'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+t.test('unknown path: 404 not_found, as an Error with the rate-limit headers', async (t) => {
+  const { app } = await testApp(t)
+  for (const url of ['/nope', '/api/v1/projects', '/project_metadata.json/extra', '/leads.json/', '/nope?x=1']) {
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      const res = await call(t, app, { method, url })
+      t.equal(res.statusCode, 404, `${method} ${url}: 404`)
+      t.equal(res.json().code, 'not_found')
+      t.match(res.json().hint, /openapi\.json|docs/)
+      t.notOk(res.headers.allow, 'no Allow on a 404')
+    }
+  }
+  const q = await app.inject({ url: '/nope?secret=1' })
+  t.notMatch(q.json().message, /secret/, 'the query string is not echoed')
+})
+
+t.test('wrong method on a known path: 405 method_not_allowed with Allow', async (t) => {
+  const { app } = await testApp(t)
+  const cases: [string, string, string][] = [
+    ['DELETE', PROJECTS, 'GET, HEAD'],
+    ['POST', PROJECTS, 'GET, HEAD'],
+    ['PUT', '/leads.json', 'GET, HEAD'],
+    ['GET', '/api/token', 'POST'],
+    ['GET', '/scripts/enquiry_backend.php', 'POST'],
+    ['PATCH', '/.well-known/jwks.json', 'GET, HEAD'],
+  ]
+  for (const [method, url, allow] of cases) {
+    const res = await call(t, app, { method: method as 'GET', url })
+    t.equal(res.statusCode, 405, `${method} ${url}: 405`)
+    t.equal(res.json().code, 'method_not_allowed')
+    t.equal(res.headers.allow, allow, `${method} ${url}: Allow`)
+    t.match(res.json().hint, new RegExp(allow.split(', ')[0] as string))
+  }
+})
+
+async function appWithCrash(t: Parameters<typeof testApp>[0]): Promise<FastifyInstance> {
+  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent' })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  app.get('/boom', async () => {
+    throw new Error(`SQLITE_ERROR: near "FROM": syntax error in SELECT secret_hash FROM clients WHERE id = 'x' at /srv/studio/plugins/store/clients.ts:42`)
+  })
+  app.get('/boom-sync', () => {
+    const e = new Error('ENOENT: no such file or directory, open /etc/studio/keys/private.pem') as Error & { statusCode: number }
+    e.statusCode = 500
+    throw e
+  })
+  await app.ready()
+  return app
+}
+
+t.test('a crash: 500 internal_error, never the message, a SQL string, a path or a stack', async (t) => {
+  const app = await appWithCrash(t)
+  for (const url of ['/boom', '/boom-sync']) {
+    const res = await call(t, app, { url })
+    t.equal(res.statusCode, 500)
+    const body = res.json()
+    t.equal(body.code, 'internal_error')
+    t.same(Object.keys(body).sort(), body.hint === undefined ? ['code', 'message'] : ['code', 'hint', 'message'])
+    for (const leak of ['SQLITE', 'SELECT', 'secret_hash', '/srv/', '.ts', 'ENOENT', '/etc/', 'private.pem', 'at ', 'stack', 'Error:']) {
+      t.notOk(res.body.includes(leak), `${url}: the body does not contain ${JSON.stringify(leak)}`)
+    }
+    t.match(res.headers['x-request-id'], UUID)
+  }
+})
+
+t.test('X-Request-Id: on every response; a sane one is echoed, an insane one replaced', async (t) => {
+  const { app } = await testApp(t)
+  const seen = new Set<string>()
+  for (const opts of [{ url: '/nope' }, { url: PROJECTS }, { url: '/openapi.json' }, { method: 'DELETE' as const, url: PROJECTS }, { url: '/.well-known/jwks.json' }]) {
+    const res = await call(t, app, opts)
+    t.match(res.headers['x-request-id'], UUID, `${opts.url}: a generated id`)
+    seen.add(res.headers['x-request-id'] as string)
+  }
+  t.equal(seen.size, 5, 'each request its own id')
+
+  for (const sane of ['trace-123', 'a1b2c3d4.e5:f6_g7', 'x'.repeat(128), '2d6a3b1e-7c1a-4a8e-9d7b-3f0c1e2d4b5a']) {
+    const res = await call(t, app, { url: '/nope', headers: { 'x-request-id': sane } })
+    t.equal(res.headers['x-request-id'], sane, `${sane.slice(0, 20)}: echoed`)
+  }
+  for (const insane of ['x'.repeat(129), 'has space', 'semi;colon', '<script>', 'new\\nline', '', 'ünïcode']) {
+    const res = await call(t, app, { url: '/nope', headers: { 'x-request-id': insane } })
+    t.not(res.headers['x-request-id'], insane, `${JSON.stringify(insane.slice(0, 20))}: not echoed`)
+    t.match(res.headers['x-request-id'], UUID, `${JSON.stringify(insane.slice(0, 20))}: replaced by a generated id`)
+  }
+})
+
+t.test('/openapi.json serves the spec, with servers = the public base URL', async (t) => {
+  const publicBaseUrl = 'https://api.studio.example'
+  const { app } = await testApp(t, { publicBaseUrl })
+  const res = await call(t, app, { url: '/openapi.json' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^application\/json/)
+  const doc = res.json()
+  t.equal(doc.openapi, '3.1.0')
+  t.equal(doc.info.version, '1.3.0')
+  t.equal(doc.info.version, loadSpec().info.version)
+  t.same(doc.servers, [{ url: publicBaseUrl }])
+  t.equal(doc.components.securitySchemes.OAuth2.flows.clientCredentials.tokenUrl, `${publicBaseUrl}/api/token`)
+  t.same(Object.keys(doc.paths).sort(), Object.keys(loadSpec().paths).sort(), 'every path of the spec')
+  t.equal(res.headers['x-api-version'], '1.3.0')
+})
+
+t.test('/docs: Swagger UI, with every asset served locally', async (t) => {
+  const { app, config } = await testApp(t)
+  for (const page of ['/docs', '/docs/']) {
+    const res = await call(t, app, { url: page })
+    t.equal(res.statusCode, 200, `${page}: 200`)
+    t.match(res.headers['content-type'], /^text\/html/)
+    t.match(res.body, /swagger-ui/i)
+    const refs = [...res.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map((m) => m[1] as string)
+    t.ok(refs.some((r) => /swagger-ui-bundle\.js$/.test(r)), `${page}: loads the Swagger UI bundle`)
+    t.ok(refs.some((r) => /\.css$/.test(r)), `${page}: loads a stylesheet`)
+    t.notMatch(res.body, /<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i, `${page}: no external script or link`)
+    for (const ref of refs) {
+      const path = new URL(ref, `http://local${page}`).pathname
+      const asset = await app.inject({ url: path })
+      t.equal(asset.statusCode, 200, `${page}: ${path} is served`)
+      if (path.endsWith('.js')) t.notMatch(asset.body.slice(0, 4000), /<html/i, `${path} is the script, not a page`)
+    }
+  }
+  // The initializer points Swagger UI at our own spec.
+  const init = await app.inject({ url: '/docs/static/swagger-initializer.js' })
+  t.equal(init.statusCode, 200)
+  t.match(init.body, /url: resolveUrl\('\.\/json'\)/, 'the initializer loads the spec from ./json')
+  t.notMatch(init.body, /url:\s*['"]https?:/, 'and from no external URL')
+  const json = await call(t, app, { url: '/docs/json' })
+  t.equal(json.statusCode, 200)
+  t.equal(json.json().info.version, '1.3.0')
+  t.same(json.json().servers, [{ url: config.publicBaseUrl }], 'the served spec, as /openapi.json serves it')
+})
+
+t.test('rate limiting: 429 rate_limited with Retry-After, per client', async (t) => {
+  const { app } = await testApp(t, { rateLimits: { getProjects: { max: 2 } } })
+  const a = await tokenFor(app, ['read:projects'])
+  const b = await tokenFor(app, ['read:projects'])
+  const as = { authorization: `Bearer ${a.token}` }
+
+  const first = await call(t, app, { url: PROJECTS, headers: as })
+  t.equal(first.statusCode, 200)
+  t.equal(first.headers['x-ratelimit-limit'], '2')
+  t.equal(first.headers['x-ratelimit-remaining'], '1')
+  const second = await call(t, app, { url: PROJECTS, headers: as })
+  t.equal(second.statusCode, 200)
+  t.equal(second.headers['x-ratelimit-remaining'], '0')
+  const third = await call(t, app, { url: PROJECTS, headers: as })
+  t.equal(third.statusCode, 429)
+  t.equal(third.json().code, 'rate_limited')
+  t.match(third.json().hint, /retry after \d+ seconds/)
+  t.match(third.headers['retry-after'], /^\d+$/)
+  t.ok(Number(third.headers['retry-after']) >= 1 && Number(third.headers['retry-after']) <= 60, 'Retry-After within the window')
+  t.equal(third.headers['x-ratelimit-limit'], '2')
+  t.equal(third.headers['x-ratelimit-remaining'], '0')
+  t.ok(Number(third.headers['x-ratelimit-reset']) <= 60)
+  t.notOk(third.headers.etag, 'no catalogue on a 429')
+
+  // Another client has its own budget.
+  const other = await call(t, app, { url: PROJECTS, headers: { authorization: `Bearer ${b.token}` } })
+  t.equal(other.statusCode, 200)
+  t.equal(other.headers['x-ratelimit-remaining'], '1')
+  // Other operations keep their own budgets too.
+  const jwks = await call(t, app, { url: '/.well-known/jwks.json', headers: as })
+  t.equal(jwks.statusCode, 200)
+  // A forged token does not spend a's budget (and is not refused as a's 429).
+  const forged = await call(t, app, { url: PROJECTS, headers: { authorization: `Bearer ${a.token.slice(0, -4)}AAAA` }, remoteAddress: '192.0.2.77' })
+  t.equal(forged.statusCode, 401, 'a forged token is keyed by address, not by the client it names')
+})
+
+t.test('rate limiting: unauthenticated requests are keyed by address', async (t) => {
+  const { app } = await testApp(t, { rateLimits: { getProjects: { max: 2 } } })
+  const from = (remoteAddress: string, headers: Record<string, string> = {}) =>
+    call(t, app, { url: PROJECTS, remoteAddress, headers })
+  t.equal((await from('192.0.2.1')).statusCode, 401)
+  t.equal((await from('192.0.2.1')).statusCode, 401)
+  const over = await from('192.0.2.1')
+  t.equal(over.statusCode, 429, 'the address budget is spent')
+  t.equal(over.json().code, 'rate_limited')
+  t.match(over.headers['retry-after'], /^\d+$/)
+  const elsewhere = await from('192.0.2.2')
+  t.equal(elsewhere.statusCode, 401, 'another address has its own budget')
+  t.equal(elsewhere.headers['x-ratelimit-remaining'], '1')
+  // A client calling from the spent address still has its own budget.
+  const { token } = await tokenFor(app, ['read:projects'])
+  const authed = await from('192.0.2.1', { authorization: `Bearer ${token}` })
+  t.equal(authed.statusCode, 200)
+})

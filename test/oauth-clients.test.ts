@@ -1,0 +1,165 @@
+// Real OAuth clients over a real socket: oauth4webapi discovers the server (RFC 8414) and
+// obtains a token with client_secret_basic; jose verifies it against the published JWKS; the
+// token then reads the catalogue with fetch.
+import { createServer } from 'node:net'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
+import * as oauth from 'oauth4webapi'
+import t from 'tap'
+import { ALL_SCOPES } from '../plugins/auth/rules.js'
+import { newClient, testApp } from './helpers/app.js'
+
+/** A port that was free a moment ago (the issuer must name it before the app listens). */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).once('error', reject))
+  const address = server.address()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  if (!address || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+async function listening(t: Parameters<typeof testApp>[0]) {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const { app, config } = await testApp(t, { port, publicBaseUrl: base })
+  await app.listen({ port, host: '127.0.0.1' })
+  return { app, config, base }
+}
+
+const insecure = { [oauth.allowInsecureRequests]: true }
+
+t.test('oauth4webapi discovers the server and gets a token that jose verifies and the API accepts', async (t) => {
+  const { app, config, base } = await listening(t)
+  t.equal(config.publicBaseUrl, base)
+  const creds = await newClient(app, ['read:projects', 'read:leads'], 'oauth4webapi client')
+
+  const issuer = new URL(base)
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+  t.equal(as.issuer, base, 'issuer is the public base URL')
+  t.equal(as.token_endpoint, `${base}/api/token`)
+  t.equal(as.jwks_uri, `${base}/.well-known/jwks.json`)
+  t.same(as.grant_types_supported, ['client_credentials'])
+  t.same([...(as.token_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post'])
+  t.same([...(as.scopes_supported ?? [])].sort(), [...ALL_SCOPES].sort())
+
+  const client: oauth.Client = { client_id: creds.client_id }
+  const response = await oauth.clientCredentialsGrantRequest(
+    as,
+    client,
+    oauth.ClientSecretBasic(creds.client_secret),
+    new URLSearchParams({ scope: 'read:projects' }),
+    insecure,
+  )
+  t.equal(response.headers.get('cache-control'), 'no-store')
+  const result = await oauth.processClientCredentialsResponse(as, client, response)
+  t.equal(result.token_type, 'bearer', 'oauth4webapi normalises the token type')
+  t.equal(result.expires_in, 3600)
+  t.equal(result.scope, 'read:projects', 'the requested subset')
+
+  // Verified the way a resource server would: the published JWKS, RFC 9068 checks.
+  t.ok(as.jwks_uri)
+  const jwks = createRemoteJWKSet(new URL(String(as.jwks_uri)))
+  const { payload, protectedHeader } = await jwtVerify(result.access_token, jwks, {
+    issuer: base,
+    audience: base,
+    typ: 'at+jwt',
+    algorithms: ['EdDSA'],
+  })
+  t.equal(protectedHeader.alg, 'EdDSA')
+  t.equal(protectedHeader.typ, 'at+jwt')
+  t.type(protectedHeader.kid, 'string')
+  t.equal(payload.sub, creds.client_id)
+  t.equal(payload.client_id, creds.client_id)
+  t.equal(payload.scope, 'read:projects')
+  t.match(payload.jti, /^[0-9a-f-]{36}$/)
+  t.equal((payload.exp ?? 0) - (payload.iat ?? 0), 3600, 'a one-hour token')
+  t.ok(Math.abs((payload.iat ?? 0) - Date.now() / 1000) < 300, 'issued now')
+
+  // A verifier with another audience or issuer refuses it.
+  await t.rejects(jwtVerify(result.access_token, jwks, { audience: 'https://other.example', algorithms: ['EdDSA'] }))
+  await t.rejects(jwtVerify(result.access_token, jwks, { issuer: 'https://other.example', algorithms: ['EdDSA'] }))
+
+  const projects = await fetch(`${base}/project_metadata.json`, { headers: { authorization: `Bearer ${result.access_token}` } })
+  t.equal(projects.status, 200)
+  t.equal(projects.headers.get('x-api-version'), '1.3.0')
+  const list = (await projects.json()) as unknown[]
+  t.ok(Array.isArray(list) && list.length >= 20, 'the catalogue')
+
+  const noToken = await fetch(`${base}/project_metadata.json`)
+  t.equal(noToken.status, 401)
+  t.match(noToken.headers.get('www-authenticate') ?? '', /^Bearer realm="studio-api"/)
+})
+
+t.test('oauth4webapi with client_secret_post, and its error handling of a wrong secret', async (t) => {
+  const { app, base } = await listening(t)
+  const creds = await newClient(app, ['write:leads'])
+  const issuer = new URL(base)
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+  const client: oauth.Client = { client_id: creds.client_id }
+
+  const ok = await oauth.processClientCredentialsResponse(
+    as,
+    client,
+    await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(creds.client_secret), new URLSearchParams(), insecure),
+  )
+  t.equal(ok.scope, 'write:leads', 'no scope asked: all the client may have')
+
+  const bad = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretBasic('wrong'), new URLSearchParams(), insecure)
+  t.equal(bad.status, 401)
+  t.equal(bad.headers.get('www-authenticate'), 'Basic realm="studio-api"')
+  const err = await oauth.processClientCredentialsResponse(as, client, bad).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  // A 401 with a challenge: oauth4webapi surfaces the challenge, and the body is RFC 6749 §5.2.
+  t.ok(err instanceof oauth.WWWAuthenticateChallengeError, 'oauth4webapi reads the Basic challenge')
+  if (err instanceof oauth.WWWAuthenticateChallengeError) {
+    t.equal(err.status, 401)
+    t.same(err.cause, [{ scheme: 'basic', parameters: { realm: 'studio-api' } }])
+    const body = (await err.response.json()) as Record<string, unknown>
+    t.equal(body.error, 'invalid_client')
+    t.equal(body.code, 'invalid_client')
+    t.type(body.error_description, 'string')
+  }
+
+  const badScope = await oauth.clientCredentialsGrantRequest(
+    as,
+    client,
+    oauth.ClientSecretBasic(creds.client_secret),
+    new URLSearchParams({ scope: 'read:leads' }),
+    insecure,
+  )
+  const scopeErr = await oauth.processClientCredentialsResponse(as, client, badScope).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.ok(scopeErr instanceof oauth.ResponseBodyError)
+  if (scopeErr instanceof oauth.ResponseBodyError) t.equal(scopeErr.error, 'invalid_scope')
+})
+
+t.test('the JWKS and the metadata documents', async (t) => {
+  const { base } = await listening(t)
+  const jwksRes = await fetch(`${base}/.well-known/jwks.json`)
+  t.equal(jwksRes.status, 200)
+  t.match(jwksRes.headers.get('content-type') ?? '', /^application\/json/)
+  const { keys } = (await jwksRes.json()) as { keys: Record<string, string>[] }
+  t.equal(keys.length, 1)
+  const key = keys[0] ?? {}
+  t.equal(key.kty, 'OKP')
+  t.equal(key.crv, 'Ed25519')
+  t.equal(key.alg, 'EdDSA')
+  t.equal(key.use, 'sig')
+  t.type(key.kid, 'string')
+  t.match(key.x, /^[A-Za-z0-9_-]{43}$/, 'a 32-byte public key')
+  t.notOk('d' in key, 'no private part')
+
+  const metaRes = await fetch(`${base}/.well-known/oauth-authorization-server`)
+  t.equal(metaRes.status, 200)
+  const meta = (await metaRes.json()) as Record<string, unknown>
+  for (const field of ['issuer', 'token_endpoint', 'jwks_uri', 'grant_types_supported', 'token_endpoint_auth_methods_supported', 'scopes_supported']) {
+    t.ok(field in meta, `metadata has ${field}`)
+  }
+  t.equal(meta.issuer, base)
+  t.equal(meta.token_endpoint, `${base}/api/token`)
+  t.equal(meta.jwks_uri, `${base}/.well-known/jwks.json`)
+})
