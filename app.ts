@@ -10,6 +10,7 @@ import catalogue from './plugins/catalogue.js'
 import docs from './plugins/docs.js'
 import errors from './plugins/errors/index.js'
 import health from './plugins/health.js'
+import mcp from './plugins/mcp/index.js'
 import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
 import requestLog from './plugins/request-log.js'
@@ -86,6 +87,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const deps = { config, store: app.store, auth: app.auth, catalogue: app.catalogue, intake, authFailures: app.authFailures }
   await app.register(routes, { config, spec, effectiveSpec: served, deps })
+  await app.register(mcp, { config, deps })
   await app.register(docs, { spec: served })
   return app
 }

@@ -5,7 +5,7 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { loadSpec } from '../plugins/spec.js'
-import { call, testApp, tokenFor } from './helpers/app.js'
+import { call, storageConfig, testApp, tokenFor } from './helpers/app.js'
 
 const PROJECTS = '/project_metadata.json'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -45,11 +45,13 @@ t.test('wrong method on a known path: 405 method_not_allowed with Allow', async 
 })
 
 async function appWithCrash(t: Parameters<typeof testApp>[0]): Promise<FastifyInstance> {
-  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent' })
+  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent', ...(await storageConfig(t)) })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   app.get('/boom', async () => {
-    throw new Error(`SQLITE_ERROR: near "FROM": syntax error in SELECT secret_hash FROM clients WHERE id = 'x' at /srv/studio/plugins/store/clients.ts:42`)
+    throw new Error(
+      `SQLITE_ERROR: near "FROM": syntax error in SELECT secret_hash FROM clients WHERE id = 'x' at /srv/studio/plugins/store/clients.ts:42`,
+    )
   })
   app.get('/boom-sync', () => {
     const e = new Error('ENOENT: no such file or directory, open /etc/studio/keys/private.pem') as Error & { statusCode: number }
@@ -78,7 +80,13 @@ t.test('a crash: 500 internal_error, never the message, a SQL string, a path or 
 t.test('X-Request-Id: on every response; a sane one is echoed, an insane one replaced', async (t) => {
   const { app } = await testApp(t)
   const seen = new Set<string>()
-  for (const opts of [{ url: '/nope' }, { url: PROJECTS }, { url: '/openapi.json' }, { method: 'DELETE' as const, url: PROJECTS }, { url: '/.well-known/jwks.json' }]) {
+  for (const opts of [
+    { url: '/nope' },
+    { url: PROJECTS },
+    { url: '/openapi.json' },
+    { method: 'DELETE' as const, url: PROJECTS },
+    { url: '/.well-known/jwks.json' },
+  ]) {
     const res = await call(t, app, opts)
     t.match(res.headers['x-request-id'], UUID, `${opts.url}: a generated id`)
     seen.add(res.headers['x-request-id'] as string)
@@ -120,8 +128,14 @@ t.test('/docs: Swagger UI, with every asset served locally', async (t) => {
     t.match(res.headers['content-type'], /^text\/html/)
     t.match(res.body, /swagger-ui/i)
     const refs = [...res.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map((m) => m[1] as string)
-    t.ok(refs.some((r) => /swagger-ui-bundle\.js$/.test(r)), `${page}: loads the Swagger UI bundle`)
-    t.ok(refs.some((r) => /\.css$/.test(r)), `${page}: loads a stylesheet`)
+    t.ok(
+      refs.some((r) => /swagger-ui-bundle\.js$/.test(r)),
+      `${page}: loads the Swagger UI bundle`,
+    )
+    t.ok(
+      refs.some((r) => /\.css$/.test(r)),
+      `${page}: loads a stylesheet`,
+    )
     t.notMatch(res.body, /<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i, `${page}: no external script or link`)
     for (const ref of refs) {
       const path = new URL(ref, `http://local${page}`).pathname
@@ -173,14 +187,17 @@ t.test('rate limiting: 429 rate_limited with Retry-After, per client', async (t)
   const jwks = await call(t, app, { url: '/.well-known/jwks.json', headers: as })
   t.equal(jwks.statusCode, 200)
   // A forged token does not spend a's budget (and is not refused as a's 429).
-  const forged = await call(t, app, { url: PROJECTS, headers: { authorization: `Bearer ${a.token.slice(0, -4)}AAAA` }, remoteAddress: '192.0.2.77' })
+  const forged = await call(t, app, {
+    url: PROJECTS,
+    headers: { authorization: `Bearer ${a.token.slice(0, -4)}AAAA` },
+    remoteAddress: '192.0.2.77',
+  })
   t.equal(forged.statusCode, 401, 'a forged token is keyed by address, not by the client it names')
 })
 
 t.test('rate limiting: unauthenticated requests are keyed by address', async (t) => {
   const { app } = await testApp(t, { rateLimits: { getProjects: { max: 2 } } })
-  const from = (remoteAddress: string, headers: Record<string, string> = {}) =>
-    call(t, app, { url: PROJECTS, remoteAddress, headers })
+  const from = (remoteAddress: string, headers: Record<string, string> = {}) => call(t, app, { url: PROJECTS, remoteAddress, headers })
   t.equal((await from('192.0.2.1')).statusCode, 401)
   t.equal((await from('192.0.2.1')).statusCode, 401)
   const over = await from('192.0.2.1')

@@ -7,7 +7,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
-import { basic, newClient } from './helpers/app.js'
+import { basic, newClient, storageConfig } from './helpers/app.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 
@@ -19,7 +19,7 @@ t.test('the log holds one line per request and no personal data, secret or token
       done()
     },
   })
-  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'info' })
+  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'info', ...(await storageConfig(t)) })
   const app = await buildApp(config, { logger: { level: 'info', stream } })
   let closed = false
   t.teardown(async () => {
@@ -41,7 +41,12 @@ t.test('the log holds one line per request and no personal data, secret or token
   const client = await newClient(app, ['read:projects', 'read:leads', 'write:leads'], 'Log test client')
   const basicHeader = basic(client.client_id, client.client_secret)
   const form = { 'content-type': 'application/x-www-form-urlencoded' }
-  const tokenRes = await req({ method: 'POST', url: '/api/token', headers: { ...form, authorization: basicHeader }, payload: 'grant_type=client_credentials' })
+  const tokenRes = await req({
+    method: 'POST',
+    url: '/api/token',
+    headers: { ...form, authorization: basicHeader },
+    payload: 'grant_type=client_credentials',
+  })
   t.equal(tokenRes.statusCode, 200)
   const token = tokenRes.json().access_token as string
   const bearer = `Bearer ${token}`
@@ -56,15 +61,28 @@ t.test('the log holds one line per request and no personal data, secret or token
 
   const wrongSecret = 'WrongSecret-9f8e7d6c5b4a39281706f5e4d3c2b1a0'
   const wrongBasic = basic(client.client_id, wrongSecret)
-  const failed = await req({ method: 'POST', url: '/api/token', headers: { ...form, authorization: wrongBasic }, payload: 'grant_type=client_credentials' })
+  const failed = await req({
+    method: 'POST',
+    url: '/api/token',
+    headers: { ...form, authorization: wrongBasic },
+    payload: 'grant_type=client_credentials',
+  })
   t.equal(failed.statusCode, 401)
-  const failedPost = await req({ method: 'POST', url: '/api/token', headers: form, payload: `grant_type=client_credentials&client_id=${client.client_id}&client_secret=${wrongSecret}` })
+  const failedPost = await req({
+    method: 'POST',
+    url: '/api/token',
+    headers: form,
+    payload: `grant_type=client_credentials&client_id=${client.client_id}&client_secret=${wrongSecret}`,
+  })
   t.equal(failedPost.statusCode, 401)
 
   // The catalogue.
   const projects = await req({ url: '/project_metadata.json', headers: { authorization: bearer } })
   t.equal(projects.statusCode, 200)
-  const notModified = await req({ url: '/project_metadata.json', headers: { authorization: `Bearer ${token2}`, 'if-none-match': projects.headers.etag as string } })
+  const notModified = await req({
+    url: '/project_metadata.json',
+    headers: { authorization: `Bearer ${token2}`, 'if-none-match': projects.headers.etag as string },
+  })
   t.equal(notModified.statusCode, 304)
 
   // Leads with distinctive personal data.
@@ -74,7 +92,12 @@ t.test('the log holds one line per request and no personal data, secret or token
     { name: 'Ingrid Vasquez-Holmgren', email: 'ingrid+architecture@example.com', phone: '555.867.5309' },
   ]
   for (const [i, lead] of leads.entries()) {
-    const res = await req({ method: 'POST', url: SUBMIT, headers: { authorization: bearer, 'idempotency-key': `log-test-${i}` }, payload: lead })
+    const res = await req({
+      method: 'POST',
+      url: SUBMIT,
+      headers: { authorization: bearer, 'idempotency-key': `log-test-${i}` },
+      payload: lead,
+    })
     t.equal(res.statusCode, 200)
   }
   const bad = { name: 'Cordelia Fairweather-Nakamura', email: 'cordelia-at-nowhere', phone: '+33 1 42 68 53 00' }
@@ -83,7 +106,11 @@ t.test('the log holds one line per request and no personal data, secret or token
   const unknownField = { ...leads[0], company: 'Quillfeather Holdings' }
   t.equal((await req({ method: 'POST', url: SUBMIT, headers: { authorization: bearer }, payload: unknownField })).statusCode, 400)
   const badJson = '{"name":"Ottoline Brackenbury","email":"ottoline@example.org",'
-  t.equal((await req({ method: 'POST', url: SUBMIT, headers: { authorization: bearer, 'content-type': 'application/json' }, payload: badJson })).statusCode, 400)
+  t.equal(
+    (await req({ method: 'POST', url: SUBMIT, headers: { authorization: bearer, 'content-type': 'application/json' }, payload: badJson }))
+      .statusCode,
+    400,
+  )
 
   // The leads log, whole and paged (the query names a lead id and an email: never logged).
   const log = await req({ url: '/leads.json', headers: { authorization: bearer } })
@@ -91,7 +118,11 @@ t.test('the log holds one line per request and no personal data, secret or token
   t.equal((log.json() as unknown[]).length, 3)
   const firstId = (log.json() as { id: string }[])[0]?.id as string
   t.equal((await req({ url: `/leads.json?limit=1&after=${firstId}`, headers: { authorization: bearer } })).statusCode, 200)
-  t.equal((await req({ url: `/leads.json?after=${encodeURIComponent(leads[1]?.email as string)}`, headers: { authorization: bearer } })).statusCode, 400)
+  t.equal(
+    (await req({ url: `/leads.json?after=${encodeURIComponent(leads[1]?.email as string)}`, headers: { authorization: bearer } }))
+      .statusCode,
+    400,
+  )
   t.equal((await req({ url: '/leads.json', headers: { authorization: 'Bearer forged.token.value' } })).statusCode, 401)
 
   // An unknown path, a wrong method and a crash.
@@ -148,7 +179,13 @@ t.test('the log holds one line per request and no personal data, secret or token
   for (const [what, value] of forbidden) {
     t.notOk(all.includes(value), `no ${what} in the log (${value.slice(0, 12)}…)`)
   }
-  t.notOk(records.some((r) => 'headers' in r || (r.req as { headers?: unknown } | undefined)?.headers), 'no headers logged')
+  t.notOk(
+    records.some((r) => 'headers' in r || (r.req as { headers?: unknown } | undefined)?.headers),
+    'no headers logged',
+  )
   t.notOk(/"authorization"/i.test(all), 'no Authorization header logged')
-  t.notOk(records.some((r) => 'body' in r || 'payload' in r), 'no bodies logged')
+  t.notOk(
+    records.some((r) => 'body' in r || 'payload' in r),
+    'no bodies logged',
+  )
 })

@@ -58,8 +58,13 @@ function openPostgres(url: string, poolMax: number, onPoolError: (err: Error) =>
     query_timeout: 15_000,
     application_name: 'studio-api',
   })
-  // An idle client losing its server emits here; without a listener the process would crash.
+  // A connection the server drops emits 'error': on the pool while idle, on the client while
+  // checked out (a query in flight then fails and becomes a 503). Without these listeners the
+  // process would die of an unhandled 'error' event.
   pool.on('error', onPoolError)
+  pool.on('connect', (client) => {
+    client.on('error', onPoolError)
+  })
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), location: describeUrl(url) }
 }
 

@@ -137,8 +137,17 @@ function isCssColor(c: string): boolean {
   return typeof CSS !== 'undefined' && CSS.supports('color', c)
 }
 
+/** Like the server's matching: case, accents, spaces and punctuation do not matter. */
+function styleKey(s: string): string {
+  return s
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '')
+}
+
 function sameStyle(a: string | null, b: string | null): boolean {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase()
+  return !!a && !!b && styleKey(a) === styleKey(b)
 }
 
 function httpUrl(u: string): string | null {
@@ -295,7 +304,7 @@ function renderStyles(pb: Playbook): HTMLElement {
       ? h(
           'div',
           { class: 'styles' },
-          pb.styles.map((s, i) => renderStyle(s, i)),
+          pb.styles.map((s, i) => renderStyle(s, i, pb.filter.location)),
         )
       : h('p', { class: 'muted empty' }, 'No styles match this request yet — the studio can propose one in a consultation.'),
   )
@@ -307,7 +316,7 @@ function dot(color: string): HTMLElement {
   return el
 }
 
-function renderStyle(s: Style, i: number): HTMLElement {
+function renderStyle(s: Style, i: number, location: string | null): HTMLElement {
   const titleId = `style-${i}`
   return h(
     'article',
@@ -339,7 +348,13 @@ function renderStyle(s: Style, i: number): HTMLElement {
           { class: 'projects', 'aria-label': `${s.name} projects` },
           s.projects.map((p) => h('li', {}, renderProject(p, s))),
         )
-      : h('p', { class: 'muted small' }, 'Projects in this style are available on request.'),
+      : h(
+          'p',
+          { class: 'muted small empty-projects' },
+          location
+            ? `No published ${s.name} projects in ${location} yet — the studio can share more in a consultation.`
+            : 'Projects in this style are shared on request.',
+        ),
   )
 }
 
@@ -657,8 +672,8 @@ async function submitConsultation(form: HTMLFormElement): Promise<void> {
   }
 
   const reference = receiptId(result)
-  showReceipt(reference, values.name)
-  await handOver(reference)
+  showReceipt(reference, values.name, resultText(result))
+  await handOver(reference, values.note)
 }
 
 function receiptId(result: CallToolResult): string | null {
@@ -684,7 +699,7 @@ function receiptId(result: CallToolResult): string | null {
   return m?.[1] ?? null
 }
 
-function showReceipt(reference: string | null, name: string): void {
+function showReceipt(reference: string | null, name: string, serverText: string): void {
   const body = root.querySelector<HTMLElement>('#consult-body')
   if (!body) return
   clear(body)
@@ -700,14 +715,21 @@ function showReceipt(reference: string | null, name: string): void {
         h('h3', { class: 'display receipt-title' }, `Thank you, ${first}.`),
         h('p', {}, 'Your consultation request has been received.'),
         reference ? h('p', { class: 'receipt-ref' }, 'Reference ', h('strong', { class: 'receipt-id' }, reference)) : null,
-        h('p', { class: 'muted small' }, 'The studio will be in touch shortly. Your assistant has been told about the request.'),
+        // The server's own wording (what was recorded, what was not, what happens next).
+        serverText
+          ? h(
+              'div',
+              { class: 'receipt-details muted small' },
+              serverText.split(/\n+/).map((line) => h('p', {}, line)),
+            )
+          : h('p', { class: 'muted small' }, 'The studio will be in touch shortly.'),
       ),
     ),
   ])
   body.querySelector<HTMLElement>('#consult-receipt')?.focus({ preventScroll: true })
 }
 
-async function handOver(reference: string | null): Promise<void> {
+async function handOver(reference: string | null, note: string): Promise<void> {
   if (!data) return
   const style = selectedStyle ?? data.filter.style
   const where = data.filter.location
@@ -715,7 +737,8 @@ async function handOver(reference: string | null): Promise<void> {
   if (style) interest = where ? ` I'm drawn to the ${style} style for a project in ${where}.` : ` I'm drawn to the ${style} style.`
   else if (where) interest = ` The project is in ${where}.`
   const ref = reference ? ` (reference ${reference})` : ''
-  const text = `I've requested a consultation with ${data.studio.name}${ref}.${interest} What happens next, and how should I prepare for the first conversation?`
+  const noted = note ? ` My note for the studio: "${note}".` : ''
+  const text = `I've requested a consultation with ${data.studio.name}${ref}.${interest}${noted} What happens next, and how should I prepare for the first conversation?`
   await tryHost(() => app.sendMessage({ role: 'user', content: [{ type: 'text', text }] }))
 }
 

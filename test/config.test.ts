@@ -1,0 +1,223 @@
+// Configuration: loadConfig(env) defaults, errors that name the variable, RATE_LIMITS, the
+// derived public base URL; the real server refusing a bad PORT; the bootstrap client.
+import { execFile } from 'node:child_process'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import t, { type Test } from 'tap'
+import { buildApp } from '../app.js'
+import { ConfigError, createConfig, loadConfig, parseRateLimits, projectRoot } from '../config.js'
+import { basic, call, testApp } from './helpers/app.js'
+
+function node(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', ...args],
+      { cwd: projectRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0
+        done({ code, stdout: String(stdout), stderr: String(stderr) })
+      },
+    )
+  })
+}
+
+const refused = (t: Test, env: Record<string, string>, names: RegExp, what: string) => {
+  let thrown: unknown
+  try {
+    loadConfig(env)
+  } catch (err) {
+    thrown = err
+  }
+  t.ok(thrown instanceof ConfigError, `${what}: a ConfigError`)
+  t.match((thrown as Error | undefined)?.message, names, `${what}: the message names the variable`)
+}
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({})
+  // t.has: the fields below with these values (more settings may be added beside them).
+  t.has(config, {
+    host: '0.0.0.0',
+    port: 3000,
+    dataDir: resolve(projectRoot, 'var'),
+    publicHost: 'localhost',
+    publicBaseUrl: 'http://localhost:3000',
+    logLevel: 'info',
+    tokenTtlSeconds: 3600,
+    leadsAllowAnonymous: false,
+    rateLimits: {},
+    jwtPrivateKey: undefined,
+    secretPepper: undefined,
+    bootstrapClientId: undefined,
+    bootstrapClientSecret: undefined,
+    clientStatusTtlSeconds: 30,
+    catalogueRefreshSeconds: 10,
+    trustProxy: false,
+    seedCatalogue: true,
+  })
+  t.ok(config.clientStatusTtlSeconds <= 60, 'a revoked client stops within 60 s by default')
+})
+
+t.test('values are read and typed', async (t) => {
+  const env = Object.freeze({
+    HOST: '127.0.0.1',
+    PORT: '8080',
+    DATA_DIR: '/srv/studio',
+    LOG_LEVEL: 'warn',
+    TOKEN_TTL_SECONDS: '900',
+    LEADS_ALLOW_ANONYMOUS: 'true',
+    TRUST_PROXY: 'true',
+    SEED_CATALOGUE: 'false',
+    CLIENT_STATUS_TTL_SECONDS: '5',
+    CATALOGUE_REFRESH_SECONDS: '60',
+    UNRELATED_VARIABLE: 'ignored',
+  })
+  const config = loadConfig(env)
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.port, 8080)
+  t.equal(config.dataDir, '/srv/studio')
+  t.equal(config.logLevel, 'warn')
+  t.equal(config.tokenTtlSeconds, 900)
+  t.equal(config.leadsAllowAnonymous, true)
+  t.equal(config.trustProxy, true)
+  t.equal(config.seedCatalogue, false)
+  t.equal(config.clientStatusTtlSeconds, 5)
+  t.equal(config.catalogueRefreshSeconds, 60)
+  t.equal(loadConfig({ DATA_DIR: 'data-here' }).dataDir, resolve(projectRoot, 'data-here'), 'a relative DATA_DIR is on the project root')
+})
+
+t.test('loadConfig(env) reads only the env it is given', async (t) => {
+  // A child process with variables set in its real environment: loadConfig({}) ignores them.
+  const script = "import('./config.ts').then((m) => process.stdout.write(JSON.stringify([m.loadConfig({}), m.loadConfig().port])))"
+  const res = await node(['-e', script], { PORT: '4321', LOG_LEVEL: 'debug', RATE_LIMITS: 'getProjects=5' })
+  t.equal(res.code, 0, res.stderr)
+  const [fromEmpty, fromProcess] = JSON.parse(res.stdout) as [{ port: number; logLevel: string; rateLimits: object }, number]
+  t.equal(fromEmpty.port, 3000)
+  t.equal(fromEmpty.logLevel, 'info')
+  t.same(fromEmpty.rateLimits, {})
+  t.equal(fromProcess, 4321, 'loadConfig() with no argument reads process.env')
+})
+
+t.test('bad values: a ConfigError naming the variable', async (t) => {
+  refused(t, { PORT: 'abc' }, /\bPORT\b/, 'PORT=abc')
+  refused(t, { PORT: '70000' }, /\bPORT\b/, 'PORT=70000')
+  refused(t, { PORT: '-1' }, /\bPORT\b/, 'PORT=-1')
+  refused(t, { LOG_LEVEL: 'loud' }, /\bLOG_LEVEL\b/, 'LOG_LEVEL=loud')
+  refused(t, { TOKEN_TTL_SECONDS: '5' }, /\bTOKEN_TTL_SECONDS\b/, 'TOKEN_TTL_SECONDS=5')
+  refused(t, { CLIENT_STATUS_TTL_SECONDS: '600' }, /\bCLIENT_STATUS_TTL_SECONDS\b/, 'a status TTL over 60 s')
+  refused(t, { LEADS_ALLOW_ANONYMOUS: 'maybe' }, /\bLEADS_ALLOW_ANONYMOUS\b/, 'LEADS_ALLOW_ANONYMOUS=maybe')
+  refused(t, { PUBLIC_HOST: 'bad host/with path' }, /\bPUBLIC_HOST\b/, 'PUBLIC_HOST with a path')
+  refused(t, { PUBLIC_BASE_URL: 'ftp://example.com' }, /\bPUBLIC_BASE_URL\b/, 'PUBLIC_BASE_URL not http(s)')
+  refused(t, { SECRET_PEPPER: 'short' }, /\bSECRET_PEPPER\b/, 'a short SECRET_PEPPER')
+})
+
+t.test('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET go together', async (t) => {
+  const secret = 's'.repeat(40)
+  refused(t, { BOOTSTRAP_CLIENT_ID: 'website-form' }, /\bBOOTSTRAP_CLIENT_SECRET\b/, 'an id without a secret')
+  refused(t, { BOOTSTRAP_CLIENT_SECRET: secret }, /\bBOOTSTRAP_CLIENT_ID\b/, 'a secret without an id')
+  refused(t, { BOOTSTRAP_CLIENT_ID: 'website-form', BOOTSTRAP_CLIENT_SECRET: 'too-short' }, /\bBOOTSTRAP_CLIENT_SECRET\b/, 'a short secret')
+  refused(t, { BOOTSTRAP_CLIENT_ID: 'has space', BOOTSTRAP_CLIENT_SECRET: secret }, /\bBOOTSTRAP_CLIENT_ID\b/, 'a bad id')
+  const config = loadConfig({ BOOTSTRAP_CLIENT_ID: 'website-form', BOOTSTRAP_CLIENT_SECRET: secret })
+  t.equal(config.bootstrapClientId, 'website-form')
+  t.equal(config.bootstrapClientSecret, secret)
+})
+
+t.test('RATE_LIMITS', async (t) => {
+  t.same(loadConfig({ RATE_LIMITS: 'getProjects=1200/1 minute, submitLead=100' }).rateLimits, {
+    getProjects: { max: 1200, window: '1 minute' },
+    submitLead: { max: 100 },
+  })
+  t.same(parseRateLimits('  issueToken = 5 / 30 seconds ,, getLeads=7 '), {
+    issueToken: { max: 5, window: '30 seconds' },
+    getLeads: { max: 7 },
+  })
+  t.same(parseRateLimits(''), {})
+  for (const bad of ['getProjects', 'getProjects=lots', 'getProjects=12/', '=12', 'getProjects=-1', 'get-projects=1']) {
+    refused(t, { RATE_LIMITS: bad }, /\bRATE_LIMITS\b/, `RATE_LIMITS=${bad}`)
+  }
+})
+
+t.test('PUBLIC_BASE_URL: given, or derived from PUBLIC_HOST and PORT', async (t) => {
+  t.equal(loadConfig({ PORT: '8080' }).publicBaseUrl, 'http://localhost:8080')
+  t.equal(loadConfig({ PUBLIC_HOST: 'studio.example', PORT: '8443' }).publicBaseUrl, 'http://studio.example:8443')
+  t.equal(
+    loadConfig({ PUBLIC_HOST: 'studio.example:9000', PORT: '8443' }).publicBaseUrl,
+    'http://studio.example:9000',
+    'a host with a port keeps it',
+  )
+  t.equal(loadConfig({ PUBLIC_HOST: 'studio.example' }).publicHost, 'studio.example')
+  const given = loadConfig({ PUBLIC_HOST: 'internal', PORT: '8080', PUBLIC_BASE_URL: 'https://api.studio.example/' })
+  t.equal(given.publicBaseUrl, 'https://api.studio.example', 'given, without a trailing slash')
+  t.equal(createConfig({ port: 4000 }).publicBaseUrl, 'http://localhost:4000')
+})
+
+t.test('the server process refuses a bad configuration, naming the variable', async (t) => {
+  const dataDir = t.testdir({})
+  const port = await node(['server.ts'], { PORT: 'abc', DATA_DIR: dataDir })
+  t.not(port.code, 0, 'exits non-zero')
+  t.not(port.code, null, 'exits by itself (not killed by the timeout)')
+  t.match(port.stderr, /\bPORT\b/)
+  t.notMatch(port.stdout, /studio-api ready/)
+  t.notOk(existsSync(join(dataDir, 'studio.db')), 'touches no storage')
+
+  const level = await node(['server.ts'], { LOG_LEVEL: 'loud', PORT: '0', DATA_DIR: dataDir })
+  t.not(level.code, 0)
+  t.not(level.code, null)
+  t.match(level.stderr, /\bLOG_LEVEL\b/)
+})
+
+t.test('bootstrap: a fresh data folder gets a client whose credentials are in an owner-only file', async (t) => {
+  const { app, config } = await testApp(t)
+  const file = join(config.dataDir, 'bootstrap-client.json')
+  t.ok(existsSync(file))
+  t.equal(statSync(file).mode & 0o777, 0o600, 'mode 0600')
+  const creds = JSON.parse(readFileSync(file, 'utf8')) as { client_id: string; client_secret: string; scopes: string[] }
+  t.same([...creds.scopes].sort(), ['read:leads', 'read:projects', 'write:leads'])
+  const res = await call(t, app, {
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(creds.client_id, creds.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  t.equal(res.statusCode, 200, 'the credentials work')
+  t.same(res.json().scope.split(' ').sort(), ['read:leads', 'read:projects', 'write:leads'])
+  t.equal(await app.store.clients.count(), 1)
+
+  // A restart on the same folder creates no second client and leaves the file alone.
+  await app.close()
+  const before = readFileSync(file, 'utf8')
+  const again = await buildApp(config)
+  t.teardown(() => again.close())
+  await again.ready()
+  t.equal(await again.store.clients.count(), 1)
+  t.equal(readFileSync(file, 'utf8'), before)
+  const still = await again.inject({
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(creds.client_id, creds.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  t.equal(still.statusCode, 200, 'and the credentials survive the restart')
+})
+
+t.test('bootstrap: BOOTSTRAP_CLIENT_ID/SECRET create that client and write no file', async (t) => {
+  const bootstrapClientId = 'website-form'
+  const bootstrapClientSecret = 'k3Y-'.repeat(10)
+  const { app, config } = await testApp(t, { bootstrapClientId, bootstrapClientSecret })
+  t.notOk(existsSync(join(config.dataDir, 'bootstrap-client.json')), 'no credentials file')
+  t.equal(await app.store.clients.count(), 1)
+  const res = await call(t, app, {
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(bootstrapClientId, bootstrapClientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  t.equal(res.statusCode, 200)
+  const wrong = await call(t, app, {
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(bootstrapClientId, `${bootstrapClientSecret}x`), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  t.equal(wrong.statusCode, 401)
+})

@@ -1,0 +1,222 @@
+// Fault tests on real processes, with throwaway PostgreSQL and Redis servers on spare ports
+// (the machine's shared servers are never stopped):
+//  1. kill -9 while 2,000 leads are being submitted, then restart: every acknowledged lead is in
+//     the log once, whole; on SQLite and on PostgreSQL.
+//  2. PostgreSQL stops under load, then restarts: 503 service_unavailable meanwhile, recovery
+//     without a restart of the API, nothing acknowledged lost.
+//  3. Redis stops: the API keeps answering and still limits, per instance.
+import { randomBytes } from 'node:crypto'
+import t, { type Test } from 'tap'
+import {
+  canRunPostgres,
+  canRunRedis,
+  requirePart,
+  type ServerProcess,
+  sharedSecrets,
+  startServer,
+  throwawayPostgres,
+  throwawayRedis,
+  tokenFrom,
+} from './helpers/processes.js'
+
+interface Sent {
+  name: string
+  email: string
+  phone: string
+}
+
+const leadFor = (n: number): Sent => ({
+  name: `Fault Prospect ${n}`,
+  email: `fault${n}@example.com`,
+  phone: `+33 1 ${String(10_000_000 + n).replace(/(\d{2})(\d{2})(\d{2})(\d{2})/, '$1 $2 $3 $4')}`,
+})
+
+interface Outcome {
+  acked: Map<string, Sent>
+  statuses: Map<number | string, number>
+}
+
+/** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200. */
+async function submitMany(url: string, token: string, total: number, concurrency: number, onAck?: (count: number) => void): Promise<Outcome> {
+  const acked = new Map<string, Sent>()
+  const statuses = new Map<number | string, number>()
+  let next = 0
+  const worker = async () => {
+    while (next < total) {
+      const n = next++
+      const lead = leadFor(n)
+      try {
+        const res = await fetch(`${url}/scripts/enquiry_backend.php`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(lead),
+        })
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        const body = (await res.json()) as { id?: string; code?: string }
+        if (res.status === 200 && body.id) {
+          acked.set(body.id, lead)
+          onAck?.(acked.size)
+        }
+      } catch {
+        statuses.set('connection error', (statuses.get('connection error') ?? 0) + 1)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return { acked, statuses }
+}
+
+async function readLog(url: string, token: string): Promise<{ id: string; name: string; email: string; phone: string; received_at: string }[]> {
+  const res = await fetch(`${url}/leads.json`, { headers: { authorization: `Bearer ${token}` } })
+  if (res.status !== 200) throw new Error(`leads.json: ${res.status}`)
+  return res.json() as never
+}
+
+/** Every acknowledged lead once and whole; no row that is not a lead we sent, none twice. */
+function checkLog(t: Test, log: Awaited<ReturnType<typeof readLog>>, acked: Map<string, Sent>, sentTotal: number): void {
+  const ids = log.map((l) => l.id)
+  t.equal(new Set(ids).size, ids.length, 'no duplicate ids in the log')
+  const byId = new Map(log.map((l) => [l.id, l]))
+  let missing = 0
+  let altered = 0
+  for (const [id, sent] of acked) {
+    const row = byId.get(id)
+    if (!row) missing++
+    else if (row.name !== sent.name || row.email !== sent.email || row.phone !== sent.phone) altered++
+  }
+  t.equal(missing, 0, `every acknowledged lead (${acked.size}) is in the log`)
+  t.equal(altered, 0, 'acknowledged leads are stored whole')
+  const sentEmails = new Set(Array.from({ length: sentTotal }, (_, n) => leadFor(n).email))
+  const strangers = log.filter((l) => !sentEmails.has(l.email) || !l.name || !l.phone || !l.received_at)
+  t.equal(strangers.length, 0, 'no partial or unknown rows')
+  const emails = log.map((l) => l.email)
+  t.equal(new Set(emails).size, emails.length, 'no lead stored twice')
+}
+
+async function killDuringSubmissions(t: Test, env: Record<string, string>): Promise<void> {
+  const secrets = sharedSecrets()
+  const base = { ...secrets, ...env, RATE_LIMITS: 'submitLead=1000000, getLeads=1000000, issueToken=1000000' }
+  let server: ServerProcess = await startServer(t, base)
+  const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
+  let killed: Promise<void> | undefined
+  const outcome = await submitMany(server.url, token, 2000, 200, (count) => {
+    if (count === 400 && !killed) killed = server.kill9()
+  })
+  await killed
+  t.ok(outcome.acked.size >= 400, `${outcome.acked.size} leads acknowledged before the kill`)
+  t.ok(outcome.acked.size < 2000, 'the kill interrupted the submissions')
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(outcome.statuses))}`)
+  t.notOk(outcome.statuses.has(500), 'no 500 answered')
+
+  server = await startServer(t, { ...base, PORT: String(server.port) })
+  checkLog(t, await readLog(server.url, token), outcome.acked, 2000)
+  t.equal(await server.stop(), 0)
+}
+
+t.test('kill -9 during 2,000 concurrent submissions: SQLite', async (t) => {
+  await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })
+})
+
+t.test('kill -9 during 2,000 concurrent submissions: PostgreSQL', async (t) => {
+  if (!requirePart(t, canRunPostgres(), 'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres', 'apt-get install postgresql')) return
+  const pg = await throwawayPostgres(t)
+  await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
+})
+
+t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing acknowledged lost', async (t) => {
+  if (!requirePart(t, canRunPostgres(), 'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres', 'apt-get install postgresql')) return
+  const pg = await throwawayPostgres(t)
+  const secrets = sharedSecrets()
+  const server = await startServer(t, {
+    ...secrets,
+    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATABASE_URL: pg.url,
+    RATE_LIMITS: 'submitLead=1000000, getLeads=1000000',
+  })
+  const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
+
+  const outcome: Outcome = { acked: new Map(), statuses: new Map() }
+  const errorBodies: { code?: string; hint?: string }[] = []
+  let stop = false
+  let n = 0
+  const load = async () => {
+    while (!stop) {
+      const lead = leadFor(n++)
+      const res = await fetch(`${server.url}/scripts/enquiry_backend.php`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(lead),
+      })
+      outcome.statuses.set(res.status, (outcome.statuses.get(res.status) ?? 0) + 1)
+      const body = (await res.json()) as { id?: string; code?: string; hint?: string }
+      if (res.status === 200 && body.id) outcome.acked.set(body.id, lead)
+      else errorBodies.push(body)
+      if (res.status !== 200) await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  const running = Promise.all(Array.from({ length: 8 }, load)).catch((err) => {
+    stop = true
+    throw new Error(`${err.message}; server output: ${server.output().slice(-3000)}`)
+  })
+  await new Promise((r) => setTimeout(r, 1000))
+  await pg.stop()
+  await new Promise((r) => setTimeout(r, 1500))
+  const during = await fetch(`${server.url}/readyz`)
+  t.equal(during.status, 503, '/readyz says not ready while PostgreSQL is down')
+  await pg.start()
+  // Recovery by itself: keep the load until requests succeed again (the pool reconnects).
+  const ackedAtRestart = outcome.acked.size
+  const deadline = Date.now() + 20_000
+  while (outcome.acked.size < ackedAtRestart + 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+  stop = true
+  await running
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(outcome.statuses))}`)
+  t.ok((outcome.statuses.get(503) ?? 0) > 0, 'requests during the outage got 503')
+  t.notOk(outcome.statuses.has(500), 'never a 500')
+  t.same(new Set(errorBodies.map((b) => b.code)), new Set(['service_unavailable']), 'every failure is service_unavailable')
+  t.ok(errorBodies.every((b) => typeof b.hint === 'string' && b.hint.length > 0), 'with a hint')
+  t.ok(outcome.acked.size >= ackedAtRestart + 50, 'the API recovered without a restart')
+  t.equal((await fetch(`${server.url}/readyz`)).status, 200, '/readyz ready again')
+  checkLog(t, await readLog(server.url, token), outcome.acked, n)
+  t.equal(await server.stop(), 0)
+})
+
+t.test('Redis stops: the API keeps answering, and limits per instance until it is back', async (t) => {
+  if (!requirePart(t, canRunRedis(), 'redis-server', 'apt-get install redis-server')) return
+  const redis = await throwawayRedis(t)
+  const secrets = sharedSecrets()
+  const server = await startServer(t, {
+    ...secrets,
+    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: `fault-${randomBytes(3).toString('hex')}:`,
+    RATE_LIMITS: 'getProjects=5/1 minute',
+  })
+  const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
+  const get = () => fetch(`${server.url}/project_metadata.json`, { headers: { authorization: `Bearer ${token}` } })
+
+  const before = await get()
+  t.equal(before.status, 200)
+  t.equal(before.headers.get('x-ratelimit-remaining'), '4', 'counted in Redis')
+  t.match((await (await fetch(`${server.url}/readyz`)).json()) as object, { redis: 'ok' })
+
+  await redis.stop()
+  const statuses: number[] = []
+  for (let i = 0; i < 7; i++) statuses.push((await get()).status)
+  t.same(statuses, [200, 200, 200, 200, 200, 429, 429], 'answers while Redis is down, limited by counters of its own')
+  const ready = await fetch(`${server.url}/readyz`)
+  t.equal(ready.status, 200, 'still ready: storage is fine')
+  t.match((await ready.json()) as object, { redis: /unreachable/ })
+
+  await redis.start()
+  const deadline = Date.now() + 15_000
+  let shared: Response | undefined
+  while (Date.now() < deadline) {
+    shared = await get()
+    // Back on Redis: the window there still holds the one request counted before the outage.
+    if (shared.status === 200 && shared.headers.get('x-ratelimit-remaining') === '3') break
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  t.equal(shared?.headers.get('x-ratelimit-remaining'), '3', 'counting returns to Redis when it is back')
+  t.equal(await server.stop(), 0)
+})

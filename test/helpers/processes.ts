@@ -1,0 +1,242 @@
+// Real processes for the scale-out and fault tests: API servers as child processes, and
+// throwaway PostgreSQL and Redis servers on spare ports (never the machine's shared ones).
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import type { Test } from 'tap'
+import { projectRoot } from '../../config.js'
+
+const run = promisify(execFile)
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address()
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/**
+ * A real part this test needs. In CI (CI=true) a missing part fails the test; elsewhere the test
+ * is skipped with a loud message saying what to install.
+ */
+export function requirePart(t: Test, available: boolean, what: string, install: string): boolean {
+  if (available) return true
+  const message = `${what} is not available: ${install}`
+  if (process.env.CI === 'true') {
+    t.fail(`${message} (required in CI)`)
+  } else {
+    process.stderr.write(`\n!!! SKIPPED: ${message}\n\n`)
+    t.skip(message)
+  }
+  return false
+}
+
+export const sharedSecrets = () => ({
+  JWT_PRIVATE_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+  SECRET_PEPPER: randomBytes(32).toString('base64url'),
+  BOOTSTRAP_CLIENT_ID: `cl_test_${randomBytes(4).toString('hex')}`,
+  BOOTSTRAP_CLIENT_SECRET: randomBytes(32).toString('base64url'),
+})
+
+export interface ServerProcess {
+  url: string
+  port: number
+  child: ChildProcess
+  output(): string
+  /** SIGTERM (graceful); resolves with the exit code. */
+  stop(): Promise<number | null>
+  /** SIGKILL: no chance to clean up. */
+  kill9(): Promise<void>
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+/** Starts `server.ts` as its own process and waits until /healthz answers. */
+export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
+  const port = Number(env.PORT ?? (await freePort()))
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...env,
+      PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (d) => {
+    output += d
+  })
+  child.stderr?.on('data', (d) => {
+    output += d
+  })
+  const url = `http://127.0.0.1:${port}`
+  const server: ServerProcess = {
+    url,
+    port,
+    child,
+    output: () => output,
+    async stop() {
+      child.kill('SIGTERM')
+      return exited(child)
+    },
+    async kill9() {
+      child.kill('SIGKILL')
+      await exited(child)
+    },
+  }
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) await server.kill9()
+  })
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`)
+    try {
+      const res = await fetch(`${url}/healthz`)
+      if (res.ok) return server
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start within 20 s: ${output}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export async function tokenFrom(url: string, clientId: string, secret: string, scope?: string): Promise<string> {
+  const body = new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) })
+  const res = await fetch(`${url}/api/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+    body,
+  })
+  if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+// --- PostgreSQL -------------------------------------------------------------------------
+
+function postgresBin(): string | undefined {
+  const base = '/usr/lib/postgresql'
+  if (!existsSync(base)) return undefined
+  const version = readdirSync(base).sort().pop()
+  const bin = version && join(base, version, 'bin')
+  return bin && existsSync(join(bin, 'initdb')) ? bin : undefined
+}
+
+export const canRunPostgres = (): boolean => postgresBin() !== undefined && process.getuid?.() === 0
+
+export interface Throwaway {
+  url: string
+  port: number
+  stop(): Promise<void>
+  start(): Promise<void>
+}
+
+/** A PostgreSQL server of its own (initdb in a temp folder, run as the postgres user). */
+export async function throwawayPostgres(t: Test): Promise<Throwaway> {
+  const bin = postgresBin()
+  if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql')
+  const dir = mkdtempSync(join(tmpdir(), 'studio-pg-'))
+  const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim())
+  const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim())
+  chownSync(dir, uid, gid)
+  const port = await freePort()
+  const asPostgres = (cmd: string, args: string[]) => run('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { timeout: 60_000 })
+  await asPostgres('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
+  const pgctl = (args: string[]) => asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-w', '-t', '30', ...args])
+  const start = async () => {
+    await pgctl(['-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start'])
+  }
+  const stop = async () => {
+    await pgctl(['-m', 'fast', 'stop'])
+  }
+  await start()
+  await asPostgres('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-c', 'create database studio'])
+  t.teardown(async () => {
+    await stop().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { url: `postgres://postgres@127.0.0.1:${port}/studio`, port, stop, start }
+}
+
+// --- Redis ------------------------------------------------------------------------------
+
+export const canRunRedis = (): boolean => existsSync('/usr/bin/redis-server')
+
+/** A Redis server of its own on a spare port, nothing on disk. */
+export async function throwawayRedis(t: Test): Promise<Throwaway> {
+  const port = await freePort()
+  let child: ChildProcess | undefined
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      try {
+        await run('redis-cli', ['-p', String(port), 'ping'])
+        return
+      } catch {
+        if (Date.now() > deadline) throw new Error('redis-server did not start')
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+  }
+  const stop = async () => {
+    if (!child || child.exitCode !== null) return
+    const c = child
+    c.kill('SIGKILL')
+    await exited(c)
+  }
+  await start()
+  t.teardown(stop)
+  return { url: `redis://127.0.0.1:${port}`, port, stop, start }
+}
+
+/** A fresh database on the machine's own PostgreSQL (shared server, own database), dropped after. */
+export async function freshMachineDatabase(t: Test): Promise<string | undefined> {
+  const base = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+  const name = `studio_t_${randomBytes(5).toString('hex')}`
+  const pg = (await import('pg')).default
+  const admin = new pg.Client({ connectionString: base })
+  try {
+    await admin.connect()
+  } catch {
+    return undefined
+  }
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  t.teardown(async () => {
+    const c = new pg.Client({ connectionString: base })
+    await c.connect()
+    await c.query(`drop database if exists ${name} with (force)`)
+    await c.end()
+  })
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  url.search = ''
+  return url.toString()
+}
+
+export async function machineRedisAvailable(): Promise<boolean> {
+  try {
+    await run('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'ping'], { timeout: 2000 })
+    return true
+  } catch {
+    return false
+  }
+}
