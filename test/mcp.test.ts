@@ -10,11 +10,11 @@ import { Writable } from 'node:stream'
 import { Client, ClientCredentialsProvider, InsufficientScopeError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
+import type { BuildOptions } from '../app.js'
 import type { Config } from '../config.js'
 import { estimatePrice, loadPricingModel, pricingOptions } from '../handlers/pricing/estimate.js'
 import { loadPlaybook } from '../handlers/tools/playbook.js'
 import { loadViews } from '../plugins/mcp/views.js'
-import type { BuildOptions } from '../app.js'
 import { call, leadOf, newClient, testApp, tokenFor } from './helpers/app.js'
 
 type Mode = 'legacy' | 'auto'
@@ -95,19 +95,29 @@ t.test('RFC 9728 protected-resource metadata of /mcp', async (t) => {
 // The discovery itself works (401 → resource_metadata → authorization server metadata); the SDK then
 // refuses our RFC 8414 document, which has no `response_types_supported` (REQUIRED by RFC 8414) and
 // no `authorization_endpoint` (the SDK's schema requires one even for client_credentials-only servers).
-const AS_METADATA_GAP = 'the authorization-server metadata lacks response_types_supported / authorization_endpoint, which the MCP client SDK requires'
+const AS_METADATA_GAP =
+  'the authorization-server metadata lacks response_types_supported / authorization_endpoint, which the MCP client SDK requires'
 
-t.test('an OAuth client discovers the authorization server from the 401 and gets in (client_credentials)', { todo: AS_METADATA_GAP }, async (t) => {
-  const { app, base } = await live(t)
-  const creds = await newClient(app, ['read:projects'])
-  const provider = new ClientCredentialsProvider({ clientId: creds.client_id, clientSecret: creds.client_secret, expectedIssuer: base, scope: 'read:projects' })
-  const client = new Client({ name: 'm2m', version: '1.0.0' })
-  t.teardown(() => client.close())
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider }))
-  const listed = await client.callTool({ name: 'list_projects', arguments: { city: 'Paris' } })
-  t.notOk(listed.isError)
-  t.ok((listed.structuredContent as { projects: unknown[] }).projects.length > 0)
-})
+t.test(
+  'an OAuth client discovers the authorization server from the 401 and gets in (client_credentials)',
+  { todo: AS_METADATA_GAP },
+  async (t) => {
+    const { app, base } = await live(t)
+    const creds = await newClient(app, ['read:projects'])
+    const provider = new ClientCredentialsProvider({
+      clientId: creds.client_id,
+      clientSecret: creds.client_secret,
+      expectedIssuer: base,
+      scope: 'read:projects',
+    })
+    const client = new Client({ name: 'm2m', version: '1.0.0' })
+    t.teardown(() => client.close())
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider }))
+    const listed = await client.callTool({ name: 'list_projects', arguments: { city: 'Paris' } })
+    t.notOk(listed.isError)
+    t.ok((listed.structuredContent as { projects: unknown[] }).projects.length > 0)
+  },
+)
 
 t.test('without a valid token /mcp answers 401 with the resource-metadata challenge and the Error body', async (t) => {
   const { app, base } = await live(t)
@@ -126,7 +136,11 @@ t.test('without a valid token /mcp answers 401 with the resource-metadata challe
     const bad = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization }, body: JSON.stringify(initialize) })
     t.equal(bad.status, 401, `${authorization}: 401`)
     const challenge = bad.headers.get('www-authenticate') ?? ''
-    t.match(challenge, /^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="([^"]+)"$/, `${authorization}: challenge`)
+    t.match(
+      challenge,
+      /^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="([^"]+)"$/,
+      `${authorization}: challenge`,
+    )
     t.ok(challenge.endsWith(`resource_metadata="${metadata}"`))
     t.equal(((await bad.json()) as Structured).code, 'unauthorized')
   }
@@ -134,7 +148,11 @@ t.test('without a valid token /mcp answers 401 with the resource-metadata challe
   // A token of another issuer (an app with another key and base URL) is refused as well.
   const other = await testApp(t)
   const foreign = await tokenFor(other.app, ['read:projects'])
-  const forged = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${foreign.token}` }, body: JSON.stringify(initialize) })
+  const forged = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...mcpHeaders, authorization: `Bearer ${foreign.token}` },
+    body: JSON.stringify(initialize),
+  })
   t.equal(forged.status, 401)
 
   // The SDK client without credentials cannot connect.
@@ -155,7 +173,10 @@ t.test('a tool call the token lacks the scope for is refused with the insufficie
 
   const res = await fetch(`${base}/mcp`, { method: 'POST', headers: auth, body: JSON.stringify(toolCall('list_projects', {})) })
   t.equal(res.status, 403)
-  t.match(res.headers.get('www-authenticate'), /^Bearer error="insufficient_scope", error_description="[^"]+", scope="read:projects", resource_metadata="([^"]+)"$/)
+  t.match(
+    res.headers.get('www-authenticate'),
+    /^Bearer error="insufficient_scope", error_description="[^"]+", scope="read:projects", resource_metadata="([^"]+)"$/,
+  )
   t.ok(res.headers.get('www-authenticate')?.endsWith(`resource_metadata="${metadata}"`))
   const body = (await res.json()) as Structured
   t.equal(body.code, 'insufficient_scope')
@@ -171,7 +192,10 @@ t.test('a tool call the token lacks the scope for is refused with the insufficie
   // Through the real client: connecting and listing work with any valid token; the call is challenged.
   for (const mode of ['legacy', 'auto'] as const) {
     const client = await connect(t, base, token, mode)
-    t.ok((await client.listTools()).tools.some((tool) => tool.name === 'list_projects'), `${mode}: listed`)
+    t.ok(
+      (await client.listTools()).tools.some((tool) => tool.name === 'list_projects'),
+      `${mode}: listed`,
+    )
     const err = await client.callTool({ name: 'list_projects', arguments: {} }).then(
       () => undefined,
       (e: unknown) => e,
@@ -203,13 +227,10 @@ for (const mode of ['legacy', 'auto'] as const) {
 
     // Resources: the two app views.
     const { resources } = await client.listResources()
-    t.same(
-      resources.map((r) => [r.uri, r.mimeType]).sort(),
-      [
-        [playbookUri, 'text/html;profile=mcp-app'],
-        [estimatorUri, 'text/html;profile=mcp-app'],
-      ],
-    )
+    t.same(resources.map((r) => [r.uri, r.mimeType]).sort(), [
+      [playbookUri, 'text/html;profile=mcp-app'],
+      [estimatorUri, 'text/html;profile=mcp-app'],
+    ])
     for (const r of resources) t.same(r._meta?.ui, ui, `${r.uri}: listing _meta.ui`)
     const views = loadViews(config)
     for (const uri of [playbookUri, estimatorUri]) {
@@ -225,15 +246,33 @@ for (const mode of ['legacy', 'auto'] as const) {
 
     // Tools.
     const { tools } = await client.listTools()
-    t.same(tools.map((tool) => tool.name).sort(), ['estimate_price', 'list_projects', 'request_consultation', 'show_playbook', 'show_pricing_estimator'])
+    t.same(tools.map((tool) => tool.name).sort(), [
+      'estimate_price',
+      'list_projects',
+      'request_consultation',
+      'show_playbook',
+      'show_pricing_estimator',
+    ])
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     t.equal((byName.get('show_playbook')?._meta?.ui as Structured | undefined)?.resourceUri, playbookUri)
     t.equal((byName.get('show_pricing_estimator')?._meta?.ui as Structured | undefined)?.resourceUri, estimatorUri)
-    t.same((byName.get('estimate_price')?._meta?.ui as Structured | undefined)?.visibility, ['model', 'app'], 'the estimator view calls estimate_price')
-    t.same((byName.get('request_consultation')?._meta?.ui as Structured | undefined)?.visibility, ['model', 'app'], 'the playbook view calls request_consultation')
+    t.same(
+      (byName.get('estimate_price')?._meta?.ui as Structured | undefined)?.visibility,
+      ['model', 'app'],
+      'the estimator view calls estimate_price',
+    )
+    t.same(
+      (byName.get('request_consultation')?._meta?.ui as Structured | undefined)?.visibility,
+      ['model', 'app'],
+      'the playbook view calls request_consultation',
+    )
     t.equal(byName.get('show_playbook')?.annotations?.readOnlyHint, true)
     t.equal(byName.get('request_consultation')?.annotations?.readOnlyHint, false)
-    t.match(byName.get('estimate_price')?.inputSchema, { type: 'object', properties: { area_sqm: { type: 'number' } }, required: ['area_sqm'] })
+    t.match(byName.get('estimate_price')?.inputSchema, {
+      type: 'object',
+      properties: { area_sqm: { type: 'number' } },
+      required: ['area_sqm'],
+    })
 
     // show_playbook: exactly the documented structure.
     const playbook = loadPlaybook()
@@ -303,7 +342,10 @@ for (const mode of ['legacy', 'auto'] as const) {
     t.match(textOf(estErr), /city must be one of/)
 
     // estimate_price: the Estimate; EstimateError → tool error with message and hint.
-    const price = await client.callTool({ name: 'estimate_price', arguments: { area_sqm: 85, rooms: 3, service_level: 'Turnkey', city: 'London' } })
+    const price = await client.callTool({
+      name: 'estimate_price',
+      arguments: { area_sqm: 85, rooms: 3, service_level: 'Turnkey', city: 'London' },
+    })
     t.notOk(price.isError)
     t.same(price.structuredContent, estimatePrice(model, { area_sqm: 85, rooms: 3, service_level: 'Turnkey', city: 'London' }))
     t.match(textOf(price), /Indicative budget for 85 m², 3 rooms, Turnkey, London/)
@@ -352,7 +394,9 @@ for (const mode of ['legacy', 'auto'] as const) {
     const reader = await tokenFor(app, ['read:leads'])
     const log = await call(t, app, { url: '/leads.json', headers: { authorization: `Bearer ${reader.token}` } })
     const clientId = (await app.store.leads.count()) === 1 ? (log.json() as { client_id: string }[])[0]?.client_id : undefined
-    t.same(log.json(), [{ id: receipt.id, name: 'Grace Hopper', email: lead.email, phone: lead.phone, received_at: receipt.received_at, client_id: clientId }])
+    t.same(log.json(), [
+      { id: receipt.id, name: 'Grace Hopper', email: lead.email, phone: lead.phone, received_at: receipt.received_at, client_id: clientId },
+    ])
     t.ok(clientId, 'the lead names the client of the token')
   })
 }
@@ -446,7 +490,16 @@ t.test('logs never hold lead details, tool arguments or tokens', async (t) => {
   await client.close()
   const all = lines.join('')
   t.ok(all.includes('"path":"/mcp"'), 'requests are logged')
-  for (const secret of [lead.name, lead.email, lead.phone, 'frequency-hopping', 'broken-address-xyz', 'secret-place-xyz', token, 'forged.token.value']) {
+  for (const secret of [
+    lead.name,
+    lead.email,
+    lead.phone,
+    'frequency-hopping',
+    'broken-address-xyz',
+    'secret-place-xyz',
+    token,
+    'forged.token.value',
+  ]) {
     t.notOk(all.includes(secret), `no ${secret.slice(0, 12)}… in the logs`)
   }
 })

@@ -6,9 +6,17 @@ import { failure, matchKey, success, type ToolModule } from './types.js'
 
 const schema = (styles: string[]) =>
   z.object({
-    style: z.string().max(100).optional().describe(`Only projects in this style (case-insensitive), e.g. one of: ${styles.join(', ')}.`),
+    style: z
+      .string()
+      .max(100)
+      .optional()
+      .describe(`Only projects in this style (case-insensitive), e.g. one of: ${styles.join(', ')}.`),
     city: z.string().max(100).optional().describe('Only projects in this city (case-insensitive), e.g. "Lisbon".'),
-    country: z.string().max(100).optional().describe('Only projects in this country: ISO 3166-1 alpha-2 code or English name, e.g. "JP" or "Japan".'),
+    country: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Only projects in this country: ISO 3166-1 alpha-2 code or English name, e.g. "JP" or "Japan".'),
   })
 
 export const listProjects: ToolModule<ReturnType<typeof schema>> = {
@@ -32,7 +40,9 @@ export const listProjects: ToolModule<ReturnType<typeof schema>> = {
         (country === undefined || countryMatches(p.location.country, country)),
     )
     const filters = [style && `style "${style}"`, city && `city "${city}"`, country && `country "${country}"`].filter(Boolean)
-    const lines = [`${projects.length} of ${view.projects.length} published projects${filters.length > 0 ? ` matching ${filters.join(', ')}` : ''}.`]
+    const lines = [
+      `${projects.length} of ${view.projects.length} published projects${filters.length > 0 ? ` matching ${filters.join(', ')}` : ''}.`,
+    ]
     for (const p of projects) {
       lines.push(
         `- ${p.title} (${p.styles.join(', ')}), ${p.location.city}, ${countryName(p.location.country)}, ${p.year}, ${p.area_sqm} m², by ${p.designer}: ${projectPageUrl(config.publicBaseUrl, p.id)}`,

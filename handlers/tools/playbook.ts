@@ -127,7 +127,15 @@ export function loadPlaybook(file: string = playbookFile): Playbook {
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' })
 /** Common names people use that are not the English short name of the country. */
-const COUNTRY_ALIASES: Record<string, string> = { uk: 'GB', britain: 'GB', greatbritain: 'GB', england: 'GB', usa: 'US', america: 'US', uae: 'AE' }
+const COUNTRY_ALIASES: Record<string, string> = {
+  uk: 'GB',
+  britain: 'GB',
+  greatbritain: 'GB',
+  england: 'GB',
+  usa: 'US',
+  america: 'US',
+  uae: 'AE',
+}
 
 /** English name of an ISO 3166-1 alpha-2 code ("PT" → "Portugal"); the code when unknown. */
 export function countryName(code: string): string {

@@ -22,7 +22,11 @@ export function estimateFields(model: PricingModel) {
       .describe(
         `Service level, by id or name: ${o.service_levels.map((l) => `${l.id} ("${l.name}": ${l.description})`).join('; ')}. Default ${o.default_service_level}.`,
       ),
-    style: z.string().max(100).optional().describe(`Design style (case-insensitive), one of: ${o.styles.join(', ')}; omit if undecided.`),
+    style: z
+      .string()
+      .max(100)
+      .optional()
+      .describe(`Design style (case-insensitive), one of: ${o.styles.join(', ')}; omit if undecided.`),
     city: z
       .string()
       .max(100)
@@ -32,8 +36,17 @@ export function estimateFields(model: PricingModel) {
 }
 
 /** The estimator's input from tool arguments, without the keys that were not given. */
-export function estimateInput(args: { area_sqm: number; rooms?: number | undefined; service_level?: string | undefined; style?: string | undefined; city?: string | undefined }): EstimateInput {
-  return { area_sqm: args.area_sqm, ...defined({ rooms: args.rooms, service_level: args.service_level, style: args.style, city: args.city }) }
+export function estimateInput(args: {
+  area_sqm: number
+  rooms?: number | undefined
+  service_level?: string | undefined
+  style?: string | undefined
+  city?: string | undefined
+}): EstimateInput {
+  return {
+    area_sqm: args.area_sqm,
+    ...defined({ rooms: args.rooms, service_level: args.service_level, style: args.style, city: args.city }),
+  }
 }
 
 function money(value: number, currency: string): string {

@@ -14,7 +14,9 @@ const schema = (styles: string[]) =>
       .string()
       .max(100)
       .optional()
-      .describe('Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB").'),
+      .describe(
+        'Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB").',
+      ),
   })
 
 export function playbookText(view: PlaybookView): string {
@@ -28,7 +30,8 @@ export function playbookText(view: PlaybookView): string {
     for (const p of s.projects) {
       lines.push(`  • ${p.title}, ${p.city} (${countryName(p.country)}), ${p.year}, ${p.area_sqm} m², by ${p.designer}: ${p.page_url}`)
     }
-    if (s.projects.length === 0) lines.push(view.filter.location ? `  (no ${s.name} projects in ${view.filter.location} yet)` : '  (no published projects yet)')
+    if (s.projects.length === 0)
+      lines.push(view.filter.location ? `  (no ${s.name} projects in ${view.filter.location} yet)` : '  (no published projects yet)')
   }
   return lines.join('\n')
 }
@@ -47,7 +50,10 @@ export const showPlaybook: ToolModule<ReturnType<typeof schema>> = {
     const location = args.location?.trim() || null
     const style = styleName === null ? null : (findStyle(playbook, styleName) ?? null)
     if (styleName !== null && style === null) {
-      return failure(`The studio has no signature style called "${styleName}".`, `style must be one of: ${playbook.styles.map((s) => s.name).join(', ')} (or omitted)`)
+      return failure(
+        `The studio has no signature style called "${styleName}".`,
+        `style must be one of: ${playbook.styles.map((s) => s.name).join(', ')} (or omitted)`,
+      )
     }
     const projects = catalogue.current()?.projects ?? []
     const view = buildPlaybookView(playbook, projects, config.publicBaseUrl, { style, location })

@@ -44,7 +44,10 @@ export function requireToken(config: Config) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
     if (request.principal?.via === 'OAuth2') return payload
     const presented = request.headers.authorization !== undefined
-    const hint = presented && request.authFailure ? request.authFailure : 'send "Authorization: Bearer <access_token>" with a token from POST /api/token'
+    const hint =
+      presented && request.authFailure
+        ? request.authFailure
+        : 'send "Authorization: Bearer <access_token>" with a token from POST /api/token'
     throw new AppError('unauthorized', 'The MCP endpoint needs a valid access token.', hint, {
       'www-authenticate': presented
         ? challenge({ error: 'invalid_token', error_description: hint, resource_metadata: metadata })
@@ -85,9 +88,14 @@ export function requireToolScopes(config: Config, toolScopes: ReadonlyMap<string
     const scope = missing.join(' ')
     const tools = calledTools(request.body).filter((t) => missing.includes(toolScopes.get(t) ?? ''))
     const message = `The tool ${[...new Set(tools)].join(', ')} needs the scope ${scope}, which the access token does not grant.`
-    throw new AppError('insufficient_scope', message, `request the scope ${scope} when you ask for a token (the client must be allowed it)`, {
-      'www-authenticate': challenge({ error: 'insufficient_scope', error_description: message, scope, resource_metadata: metadata }),
-    })
+    throw new AppError(
+      'insufficient_scope',
+      message,
+      `request the scope ${scope} when you ask for a token (the client must be allowed it)`,
+      {
+        'www-authenticate': challenge({ error: 'insufficient_scope', error_description: message, scope, resource_metadata: metadata }),
+      },
+    )
   }
 }
 

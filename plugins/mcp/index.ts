@@ -8,9 +8,9 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import type { Deps } from '../../handlers/deps.js'
+import { loadPricingModel } from '../../handlers/pricing/estimate.js'
 import { TOOL_SCOPES, TOOLS, type ToolDeps } from '../../handlers/tools/index.js'
 import { loadPlaybook } from '../../handlers/tools/playbook.js'
-import { loadPricingModel } from '../../handlers/pricing/estimate.js'
 import { ALL_SCOPES, parseBearer } from '../auth/rules.js'
 import { loadSpec } from '../spec.js'
 import {
@@ -66,7 +66,8 @@ export default fp<{ config: Config; deps: Deps }>(
         `Tools of ${studio}, an architecture and interior design studio. show_playbook presents how the studio works, its signature styles and projects; ` +
         'show_pricing_estimator and estimate_price give indicative budgets; list_projects lists the published projects (scope read:projects); ' +
         'request_consultation passes on the contact details of someone who asked to be contacted (scope write:leads).',
-      logFailure: (tool, err) => app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
+      logFailure: (tool, err) =>
+        app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
     }
 
     const handler = createMcpHandler(

@@ -12,7 +12,9 @@ const escapeHtml = (s: string): string =>
 export function projectPage(project: Project, studioName: string): string {
   const e = escapeHtml
   const place = [project.location.city, project.location.region, countryName(project.location.country)].filter(Boolean).join(', ')
-  const images = project.images.map((img) => `<figure><img src="${e(img.url)}" alt="${e(img.alt)}"><figcaption>${e(img.alt)}</figcaption></figure>`)
+  const images = project.images.map(
+    (img) => `<figure><img src="${e(img.url)}" alt="${e(img.alt)}"><figcaption>${e(img.alt)}</figcaption></figure>`,
+  )
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -52,7 +54,11 @@ export function registerProjectPages(app: FastifyInstance, config: Config, studi
   app.get<{ Params: { id: string } }>('/projects/:id', async (request, reply) => {
     const project = app.catalogue.current()?.projects.find((p) => p.id === request.params.id)
     if (!project) {
-      throw new AppError('not_found', 'There is no published project with this id.', 'see list_projects or /project_metadata.json for the published ids')
+      throw new AppError(
+        'not_found',
+        'There is no published project with this id.',
+        'see list_projects or /project_metadata.json for the published ids',
+      )
     }
     return reply
       .type('text/html; charset=utf-8')

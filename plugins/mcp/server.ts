@@ -41,9 +41,15 @@ export function buildMcpServer(parts: ServerParts, caller: Caller): McpServer {
   const ui = viewMeta(parts.deps.config)
 
   for (const view of parts.views) {
-    registerAppResource(server, view.title, view.uri, { description: view.description, mimeType: RESOURCE_MIME_TYPE, _meta: { ui } }, async () => ({
-      contents: [{ uri: view.uri, mimeType: RESOURCE_MIME_TYPE, text: view.html, _meta: { ui } }],
-    }))
+    registerAppResource(
+      server,
+      view.title,
+      view.uri,
+      { description: view.description, mimeType: RESOURCE_MIME_TYPE, _meta: { ui } },
+      async () => ({
+        contents: [{ uri: view.uri, mimeType: RESOURCE_MIME_TYPE, text: view.html, _meta: { ui } }],
+      }),
+    )
   }
 
   for (const { tool, inputSchema } of parts.tools) {
