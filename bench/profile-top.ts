@@ -1,7 +1,8 @@
 // Top self-time functions (and packages) of a V8 .cpuprofile, e.g. one written by
 // `npm run bench -- --cpu-prof --only=issueToken` into bench/profiles/.
 //
-//   node --import tsx bench/profile-top.ts bench/profiles/api-….cpuprofile [--top=25]
+//   node --import tsx bench/profile-top.ts bench/profiles/api-….cpuprofile [--top=25] [--skip=3]
+// --skip=N ignores the first N seconds of the profile (start-up).
 import { readFileSync } from 'node:fs'
 
 interface ProfileNode {
@@ -17,8 +18,9 @@ interface Profile {
 
 const files = process.argv.slice(2).filter((a) => !a.startsWith('--'))
 const top = Number(/--top=(\d+)/.exec(process.argv.join(' '))?.[1] ?? 25)
+const skipUs = Number(/--skip=([\d.]+)/.exec(process.argv.join(' '))?.[1] ?? 0) * 1e6
 if (files.length === 0) {
-  process.stderr.write('usage: profile-top.ts <file.cpuprofile> [--top=25]\n')
+  process.stderr.write('usage: profile-top.ts <file.cpuprofile> [--top=25] [--skip=seconds]\n')
   process.exit(2)
 }
 
@@ -37,8 +39,11 @@ for (const file of files) {
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const self = new Map<number, number>()
   let total = 0
+  let elapsed = 0
   p.samples.forEach((id, i) => {
     const dt = p.timeDeltas[i] ?? 0
+    elapsed += dt
+    if (elapsed < skipUs) return
     self.set(id, (self.get(id) ?? 0) + dt)
     total += dt
   })
@@ -61,11 +66,17 @@ for (const file of files) {
   const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(7)} ms`
   process.stdout.write(`\n${file}\nprofiled ${(total / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s (percentages of busy time)\n`)
   process.stdout.write('\ntop self time by function\n')
-  for (const [k, us] of [...fnTime].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [k, us] of [...fnTime]
+    .filter(([k]) => !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     process.stdout.write(`${ms(us)} ${pct(us)}  ${k}\n`)
   }
   process.stdout.write('\nself time by package / file\n')
-  for (const [k, us] of [...pkgTime].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [k, us] of [...pkgTime]
+    .filter(([k]) => k !== '((idle))')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     process.stdout.write(`${ms(us)} ${pct(us)}  ${k}\n`)
   }
 }

@@ -10,6 +10,7 @@
 // Options: --duration=6 (s per run)  --rounds=3  --connections=32  --leads=100000 (memory run)
 //          --only=getProjects,submitLead,getLeads,issueToken,memory   --skip-build
 //          --cpu-prof (API under `node --cpu-prof`, profiles in bench/profiles/)  --keep (temp dir)
+//          --server=path/to/server.js (A/B an experimental build; implies --skip-build)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
@@ -55,7 +56,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 // bench/ when run with tsx, dist/bench/ when compiled.
 const root = resolve(here, '..').replace(/[\\/]dist$/, '')
 const benchDir = join(root, 'bench')
-const serverJs = join(root, 'dist', 'server.js')
+// --server=<file>: benchmark another build of the server (an experiment); default dist/server.js.
+const serverJs = resolve(args.get('server') ?? join(root, 'dist', 'server.js'))
 const tsxImport = ['--import', 'tsx']
 
 const t0 = performance.now()
@@ -280,6 +282,8 @@ interface Figures {
   genCpu: number
   /** Everything else busy on the machine during the run (other processes, kernel), in cores. */
   otherCpu: number
+  /** Server CPU time per 2xx response, µs (steadier than req/s on a shared machine). */
+  cpuUsPerReq: number
   durationS: number
 }
 
@@ -316,6 +320,7 @@ async function cannon(server: Server, options: Omit<CannonOptions, 'url'> & { pa
     serverCpu: cpu / wall,
     genCpu: (gen.user + gen.system) / 1e6 / wall,
     otherCpu: Math.max(0, (busy - cpu - (gen.user + gen.system) / 1e6) / wall),
+    cpuUsPerReq: ok > 0 ? (cpu / ok) * 1e6 : Number.NaN,
     durationS: res.duration,
   }
 }
@@ -336,6 +341,7 @@ function summarise(rounds: Figures[]) {
     serverCpu: median(rounds.map((r) => r.serverCpu)),
     genCpu: median(rounds.map((r) => r.genCpu)),
     otherCpu: median(rounds.map((r) => r.otherCpu)),
+    cpuUsPerReq: median(rounds.map((r) => r.cpuUsPerReq)),
     rounds,
   }
 }
@@ -350,7 +356,7 @@ interface OpResult {
 
 const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-')
 const line = (f: Figures) =>
-  `${fmt(f.rps)} req/s, p50 ${fmt(f.p50, 2)} ms, p99 ${fmt(f.p99, 2)} ms, non-2xx ${f.non2xx}, errors ${f.errors}, CPU server ${fmt(f.serverCpu, 2)} / generator ${fmt(f.genCpu, 2)} / other ${fmt(f.otherCpu, 2)}`
+  `${fmt(f.rps)} req/s, p50 ${fmt(f.p50, 2)} ms, p99 ${fmt(f.p99, 2)} ms, non-2xx ${f.non2xx}, errors ${f.errors}, server ${fmt(f.cpuUsPerReq)} µs CPU/req; CPU server ${fmt(f.serverCpu, 2)} / generator ${fmt(f.genCpu, 2)} / other ${fmt(f.otherCpu, 2)}`
 
 /** Warm-up, then `ROUNDS` rounds of (API run, baseline run). */
 async function compare(
@@ -420,7 +426,7 @@ interface Target {
 
 async function main(): Promise<void> {
   // 1. Build.
-  if (!args.has('skip-build')) {
+  if (!args.has('skip-build') && !args.has('server')) {
     log('building: tsc (dist/)')
     const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc')], { cwd: root, encoding: 'utf8' })
     if (tsc.status !== 0) {
@@ -614,6 +620,7 @@ async function main(): Promise<void> {
     },
     notes: [
       'req/s counts 2xx responses; p50/p99 are exact percentiles of 2xx latencies (ms) seen by autocannon; figures are medians of the rounds, non-2xx and errors are totals',
+      'cpuUsPerReq: server CPU time (user+system, all threads) per 2xx response; steadier than req/s when the machine is shared',
       'serverCpu / genCpu / otherCpu: cores used by the server / by this process (autocannon) / by everything else (other processes, kernel networking) during a run; all share the machine',
       'operations run in the order getProjects, getLeads, issueToken, submitLead so getLeads reads a log of exactly logSeed leads',
     ],
@@ -752,7 +759,9 @@ async function memoryRun(tmp: string, targets: Target[]) {
 }
 
 function printTables(ops: Record<string, OpResult>, results: Record<string, unknown>, targets: Target[]): void {
-  const rows: string[][] = [['operation', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'srv CPU', 'gen CPU', 'other', 'ratio']]
+  const rows: string[][] = [
+    ['operation', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'µs CPU/req', 'srv CPU', 'gen CPU', 'other', 'ratio'],
+  ]
   for (const [op, r] of Object.entries(ops)) {
     const row = (who: string, s: Summary, ratio: string) => [
       op,
@@ -761,6 +770,7 @@ function printTables(ops: Record<string, OpResult>, results: Record<string, unkn
       fmt(s.p50, 2),
       fmt(s.p99, 2),
       String(s.non2xx + s.errors),
+      fmt(s.cpuUsPerReq),
       fmt(s.serverCpu, 2),
       fmt(s.genCpu, 2),
       fmt(s.otherCpu, 2),

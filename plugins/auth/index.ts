@@ -61,9 +61,10 @@ const REALM = 'studio-api'
 // Compared against when the client id is unknown, so that both paths take the same time.
 const DUMMY_HASH = '0'.repeat(64)
 
-function unauthorized(scheme: string, hint: string): AppError {
+/** RFC 6750 §3.1: the error code only when credentials were presented and refused. */
+function unauthorized(scheme: string, hint: string, presented: boolean): AppError {
   const challenge =
-    scheme === 'OAuth2'
+    scheme === 'OAuth2' && presented
       ? `Bearer realm="${REALM}", error="invalid_token", error_description="${hint.replaceAll('"', "'")}"`
       : `Bearer realm="${REALM}"`
   return new AppError('unauthorized', 'This operation needs a valid access token.', hint, { 'www-authenticate': challenge })
@@ -133,7 +134,7 @@ export default fp<{ config: Config }>(
       }
       const clientId = payload.client_id as string
       if (!(await status.isActive(clientId))) {
-        request.authFailure = 'this client has been revoked; ask the studio for new credentials'
+        request.authFailure = 'this client has been revoked or no longer exists; ask the studio for new credentials'
         return
       }
       request.principal = { clientId, scopes: new Set(String(payload.scope).split(' ')), via: 'OAuth2' }
@@ -165,12 +166,13 @@ export default fp<{ config: Config }>(
         }
         const presented = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
         if (!presented && request.routeOptions.config?.allowAnonymous) return
-        if (request.authFailure) throw unauthorized(scheme, request.authFailure)
+        if (request.authFailure) throw unauthorized(scheme, request.authFailure, true)
         throw unauthorized(
           scheme,
           scheme === 'OAuth2'
             ? 'send "Authorization: Bearer <access_token>" with a token from POST /api/token'
             : 'send your API key in the X-API-Key header',
+          presented,
         )
       }
     }
