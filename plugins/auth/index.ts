@@ -195,6 +195,8 @@ export default fp<{ config: Config }>(
         token_endpoint: `${issuer}/api/token`,
         jwks_uri: `${issuer}/.well-known/jwks.json`,
         grant_types_supported: ['client_credentials'],
+        // RFC 8414 requires it; only the client-credentials grant is offered, which uses none.
+        response_types_supported: [],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
         scopes_supported: [...ALL_SCOPES],
         service_documentation: `${issuer}/docs`,
