@@ -1,6 +1,6 @@
 // Versioned migrations, the same on every backend (Kysely's Migrator keeps the applied list
 // and a lock, so several instances starting together migrate once).
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -67,7 +67,13 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest()
+  // On PostgreSQL the Migrator looks for its own tables across every schema; pin it to ours
+  // (the connection's search_path), so a database with other schemas does not confuse it.
+  const schema =
+    dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined
+  const { error, results } = await new Migrator({ db, provider, ...(schema && { migrationTableSchema: schema }) }).migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
     throw new Error(`Database migration ${failed} failed: ${(error as Error).message ?? String(error)}`)

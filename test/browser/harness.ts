@@ -358,7 +358,13 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
       const original = page.viewportSize() ?? { width: 800, height: 900 }
       const full = await page.evaluate(() => Math.ceil(document.documentElement.scrollHeight))
       await page.setViewportSize({ width: original.width, height: Math.max(original.height, full) })
-      await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))))
+      // The view is an out-of-process iframe with its own compositor: after the resize it paints
+      // the newly visible area on its own frames, so wait for those too (else a tall view comes
+      // out blank below the old viewport).
+      for (const f of page.frames()) {
+        await f.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))).catch(() => {})
+      }
+      await page.waitForTimeout(100)
       const shot = await page.screenshot({ path: filePath })
       await page.setViewportSize(original)
       await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))))

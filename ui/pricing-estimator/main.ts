@@ -134,6 +134,11 @@ function money(n: number, currency: string): string {
   return currencyFormatter(currency).format(n)
 }
 
+/** A breakdown line: "not included" when the service level leaves it out (like the server's text). */
+function partRange(r: Range, currency: string): string {
+  return r.high === 0 ? 'not included' : moneyRange(r, currency)
+}
+
 function moneyRange(r: Range, currency: string): string {
   return `${money(r.low, currency)} – ${money(r.high, currency)}`
 }
@@ -219,17 +224,22 @@ function renderAll(): void {
 // ---------------------------------------------------------------------------
 
 function renderControls(o: Options, c: Config): HTMLElement {
-  const areaStep = o.area_sqm.max - o.area_sqm.min > 400 ? 5 : 1
+  const scale = areaScale(o.area_sqm)
   const slider = h('input', {
     type: 'range',
     class: 'range',
     id: 'area-range',
-    min: o.area_sqm.min,
-    max: o.area_sqm.max,
-    step: areaStep,
-    value: c.area_sqm,
+    min: 0,
+    max: SLIDER_STEPS,
+    step: 1,
+    value: scale.toSlider(c.area_sqm),
     'aria-label': 'Area in square metres',
+    'aria-valuetext': sqm(c.area_sqm),
   })
+  const setSlider = (area: number) => {
+    slider.value = String(scale.toSlider(area))
+    slider.setAttribute('aria-valuetext', sqm(area))
+  }
   const areaNum = h('input', {
     type: 'number',
     class: 'input area-number',
@@ -245,11 +255,13 @@ function renderControls(o: Options, c: Config): HTMLElement {
   paintSlider(slider)
 
   slider.addEventListener('input', () => {
-    areaNum.value = slider.value
+    const area = scale.toArea(Number(slider.value))
+    areaNum.value = String(area)
+    slider.setAttribute('aria-valuetext', sqm(area))
     areaNum.removeAttribute('aria-invalid')
     areaHint.classList.remove('is-error')
     paintSlider(slider)
-    update({ area_sqm: Number(slider.value) })
+    update({ area_sqm: area })
   })
   areaNum.addEventListener('input', () => {
     const v = Number(areaNum.value)
@@ -258,7 +270,7 @@ function renderControls(o: Options, c: Config): HTMLElement {
     else areaNum.setAttribute('aria-invalid', 'true')
     areaHint.classList.toggle('is-error', !ok)
     if (!ok) return
-    slider.value = String(v)
+    setSlider(v)
     paintSlider(slider)
     update({ area_sqm: Math.round(v) })
   })
@@ -272,7 +284,7 @@ function renderControls(o: Options, c: Config): HTMLElement {
       ),
     )
     areaNum.value = String(v)
-    slider.value = String(v)
+    setSlider(v)
     areaNum.removeAttribute('aria-invalid')
     areaHint.classList.remove('is-error')
     paintSlider(slider)
@@ -312,7 +324,7 @@ function renderControls(o: Options, c: Config): HTMLElement {
   const levelDesc = h('p', { class: 'segment-desc', id: 'service-desc', 'aria-live': 'polite' })
   const segments = h(
     'div',
-    { class: 'segmented', style: `--segments: ${Math.max(1, o.service_levels.length)}` },
+    { class: 'segmented' },
     o.service_levels.map((s) => {
       const input = h('input', {
         type: 'radio',
@@ -385,6 +397,34 @@ function select(id: string, emptyLabel: string, values: string[], current: strin
   return el
 }
 
+const SLIDER_STEPS = 1000
+
+/**
+ * Slider position ↔ area. A range spanning orders of magnitude (10 – 10,000 m²) is logarithmic,
+ * so the common flats and houses get most of the track; the slider rounds to sensible steps.
+ */
+function areaScale(limits: { min: number; max: number }): { toSlider(area: number): number; toArea(pos: number): number } {
+  const min = Math.max(1, limits.min)
+  const max = Math.max(min + 1, limits.max)
+  const clamp = (a: number) => Math.min(max, Math.max(min, a))
+  const log = max / min > 50
+  const nice = (a: number) => {
+    const step = a >= 2000 ? 50 : a >= 500 ? 10 : a >= 100 ? 5 : 1
+    return clamp(Math.round(a / step) * step)
+  }
+  return {
+    toSlider: (area) => {
+      const a = clamp(area)
+      const t = log ? Math.log(a / min) / Math.log(max / min) : (a - min) / (max - min)
+      return Math.round(t * SLIDER_STEPS)
+    },
+    toArea: (pos) => {
+      const t = Math.min(1, Math.max(0, pos / SLIDER_STEPS))
+      return nice(log ? min * (max / min) ** t : min + t * (max - min))
+    },
+  }
+}
+
 function paintSlider(slider: HTMLInputElement): void {
   const min = Number(slider.min)
   const max = Number(slider.max)
@@ -455,7 +495,7 @@ async function tellModel(e: Estimate): Promise<void> {
   const text =
     `Pricing estimator — the user is exploring: ${describeConfig(c)}. ` +
     `Indicative range ${moneyRange(e, e.currency)} (${e.currency}); ` +
-    `design fee ${moneyRange(e.breakdown.design_fee, e.currency)}, furnishings ${moneyRange(e.breakdown.furnishings, e.currency)}, works ${moneyRange(e.breakdown.works, e.currency)}.`
+    `design fee ${partRange(e.breakdown.design_fee, e.currency)}, furnishings ${partRange(e.breakdown.furnishings, e.currency)}, works ${partRange(e.breakdown.works, e.currency)}.`
   await tryHost(() =>
     app.updateModelContext({
       content: [{ type: 'text', text }],
@@ -539,7 +579,7 @@ function renderResult(): void {
         return h(
           'div',
           { class: `bar-row bar-${key}`, role: 'listitem' },
-          h('div', { class: 'bar-text' }, h('span', { class: 'bar-label' }, label), h('span', { class: 'bar-value' }, moneyRange(r, cur))),
+          h('div', { class: 'bar-text' }, h('span', { class: 'bar-label' }, label), h('span', { class: `bar-value${r.high === 0 ? ' is-none' : ''}` }, r.high === 0 ? 'Not included' : moneyRange(r, cur))),
           h('div', { class: 'bar-track', 'aria-hidden': 'true' }, low, spread),
         )
       }),
@@ -579,7 +619,7 @@ async function discussEstimate(button: HTMLButtonElement): Promise<void> {
   const cur = e.currency
   const text =
     `I'd like to discuss this estimate: ${describeConfig(e.input)} — ${moneyRange(e, cur)} ` +
-    `(design fee ${moneyRange(e.breakdown.design_fee, cur)}, furnishings ${moneyRange(e.breakdown.furnishings, cur)}, works ${moneyRange(e.breakdown.works, cur)}). ` +
+    `(design fee ${partRange(e.breakdown.design_fee, cur)}, furnishings ${partRange(e.breakdown.furnishings, cur)}, works ${partRange(e.breakdown.works, cur)}). ` +
     'What drives the range, and what would the next steps be?'
   button.disabled = true
   const res = await tryHost(() => app.sendMessage({ role: 'user', content: [{ type: 'text', text }] }))
