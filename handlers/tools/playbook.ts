@@ -46,7 +46,9 @@ export interface PlaybookView {
 }
 
 /** Signature projects shown per style, newest first. */
+/** Projects shown per style: a short overview of every style, more once the user narrows it down. */
 export const SIGNATURE_PROJECTS_PER_STYLE = 6
+export const OVERVIEW_PROJECTS_PER_STYLE = 3
 
 export const playbookFile = join(projectRoot, 'data', 'playbook.json')
 
@@ -211,6 +213,7 @@ export function buildPlaybookView(
 ): PlaybookView {
   const styles = filter.style ? [filter.style] : playbook.styles
   const located = filter.location === null ? projects : projects.filter((p) => locationMatches(p, filter.location as string))
+  const perStyle = filter.style || filter.location ? SIGNATURE_PROJECTS_PER_STYLE : OVERVIEW_PROJECTS_PER_STYLE
   return {
     studio: { ...playbook.studio },
     phases: playbook.phases.map((p) => ({ ...p, deliverables: [...p.deliverables], duration_weeks: { ...p.duration_weeks } })),
@@ -221,7 +224,7 @@ export function buildPlaybookView(
       projects: located
         .filter((p) => p.styles.some((name) => matchKey(name) === matchKey(s.name)))
         .sort(newestFirst)
-        .slice(0, SIGNATURE_PROJECTS_PER_STYLE)
+        .slice(0, perStyle)
         .map((p) => playbookProject(p, baseUrl)),
     })),
     filter: { style: filter.style?.name ?? null, location: filter.location },

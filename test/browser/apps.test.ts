@@ -238,13 +238,22 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     let since = host.events.length
     await host.view.locator('#area-number').fill('200')
     const call = await host.waitForEvent('tools/call', { since, predicate: (e) => e.payload.name === 'estimate_price' })
-    t.same(call.payload.arguments, { area_sqm: 200, rooms: first.input.rooms, service_level: first.input.service_level, style: 'Japandi', city: 'Lisbon' })
+    t.same(call.payload.arguments, {
+      area_sqm: 200,
+      rooms: first.input.rooms,
+      service_level: first.input.service_level,
+      style: 'Japandi',
+      city: 'Lisbon',
+    })
     const answered = await host.waitForEvent('tools/call:result', { since })
     const expected = await callTool('estimate_price', call.payload.arguments)
     t.same(answered.payload.result.structuredContent, expected.structuredContent, 'the real server answered the view')
     const bigger = expected.structuredContent as unknown as Estimate
     t.ok(bigger.high > first.high, 'a larger area costs more')
-    await host.view.locator('#total').filter({ hasText: eurRange(bigger) }).waitFor()
+    await host.view
+      .locator('#total')
+      .filter({ hasText: eurRange(bigger) })
+      .waitFor()
     t.pass('the rendered range is the new estimate')
     const context = await host.waitForEvent('ui/update-model-context', { since })
     t.ok(host.events.indexOf(context) > host.events.indexOf(answered), 'update-model-context follows the answer')
@@ -257,10 +266,45 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     const turnkey = await host.waitForEvent('tools/call', { since, predicate: (e) => e.payload.name === 'estimate_price' })
     t.match(turnkey.payload.arguments, { area_sqm: 200, service_level: 'turnkey' })
     const turnkeyResult = await host.waitForEvent('tools/call:result', { since })
-    const priced = turnkeyResult.payload.result.structuredContent as Estimate
+    let priced = turnkeyResult.payload.result.structuredContent as Estimate
     t.equal(priced.input.service_level, 'turnkey')
-    await host.view.locator('#total').filter({ hasText: eurRange(priced) }).waitFor()
+    await host.view
+      .locator('#total')
+      .filter({ hasText: eurRange(priced) })
+      .waitFor()
     await host.waitForEvent('ui/update-model-context', { since })
+
+    // The slider, to its end: the largest area the model allows, priced and rendered without overflow.
+    since = host.events.length
+    await host.view.locator('#area-range').press('End')
+    const largest = await host.waitForEvent('tools/call', { since, predicate: (e) => e.payload.name === 'estimate_price' })
+    const options = (toolResult.structuredContent as { options: { area_sqm: { max: number } } }).options
+    t.match(largest.payload.arguments, { area_sqm: options.area_sqm.max, service_level: 'turnkey' })
+    const maxResult = await host.waitForEvent('tools/call:result', { since })
+    const max = maxResult.payload.result.structuredContent as Estimate
+    await host.view
+      .locator('#total')
+      .filter({ hasText: eurRange(max) })
+      .waitFor()
+    t.equal(await host.view.locator('#area-number').inputValue(), String(options.area_sqm.max))
+    const overflowing = await (await host.frame()).evaluate(() =>
+      Array.from(document.querySelectorAll<HTMLElement>('#total, .bar-value, .est-summary, .segment-name'))
+        .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > document.documentElement.clientWidth)
+        .map((e) => e.textContent),
+    )
+    t.same(overflowing, [], 'the largest figures fit')
+    // Logarithmic over 10 – 10,000 m², the slider gives a typical flat room: 85 m² is not squeezed at its start.
+    since = host.events.length
+    await host.view.locator('#area-number').fill('85')
+    const flat = await host.waitForEvent('tools/call:result', { since, predicate: (e) => e.payload.arguments.area_sqm === 85 })
+    const position =
+      Number(await host.view.locator('#area-range').inputValue()) / Number(await host.view.locator('#area-range').getAttribute('max'))
+    t.ok(position > 0.2 && position < 0.5, `85 m² sits at ${position.toFixed(2)} of the slider track`)
+    priced = flat.payload.result.structuredContent as Estimate
+    await host.view
+      .locator('#total')
+      .filter({ hasText: eurRange(priced) })
+      .waitFor()
 
     // "Discuss this estimate" → ui/message with the estimate.
     since = host.events.length
@@ -297,8 +341,16 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
 
     t.equal((await host.view.locator('h1').textContent())?.trim(), pb.studio.name)
     t.equal(pb.phases.length, 5, 'the playbook has 5 phases')
-    t.same(await rendered(frame, '.phase-name'), pb.phases.map((p) => p.name), 'the 5 phase names, in order')
-    t.same(await rendered(frame, 'article.style .style-name'), pb.styles.map((s) => s.name), 'every signature style')
+    t.same(
+      await rendered(frame, '.phase-name'),
+      pb.phases.map((p) => p.name),
+      'the 5 phase names, in order',
+    )
+    t.same(
+      await rendered(frame, 'article.style .style-name'),
+      pb.styles.map((s) => s.name),
+      'every signature style',
+    )
     const titles = await rendered(frame, '.project-title')
     const expectedTitles = pb.styles.flatMap((s) => s.projects.map((p) => p.title))
     t.ok(expectedTitles.length > 0, 'the catalogue has signature projects')
@@ -310,13 +362,24 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
       (imgs as HTMLImageElement[]).map((i) => ({ src: i.currentSrc || i.src, w: i.naturalWidth, complete: i.complete })),
     )
     t.ok(images.length > 0, 'project images are shown')
-    t.ok(images.every((i) => i.src.startsWith(`${base}/images/`)), 'from the API')
-    t.ok(images.some((i) => i.w > 0), 'at least one image loaded (naturalWidth > 0)')
-    t.same(images.filter((i) => i.w === 0), [], 'no broken image')
+    t.ok(
+      images.every((i) => i.src.startsWith(`${base}/images/`)),
+      'from the API',
+    )
+    t.ok(
+      images.some((i) => i.w > 0),
+      'at least one image loaded (naturalWidth > 0)',
+    )
+    t.same(
+      images.filter((i) => i.w === 0),
+      [],
+      'no broken image',
+    )
     t.equal(await frame.locator('.project-placeholder').count(), pb.styles.flatMap((s) => s.projects).filter((p) => !p.image).length)
 
     // The consultation form.
-    for (const label of ['Full name', 'Email', 'Phone']) t.equal(await host.view.getByLabel(label, { exact: true }).count(), 1, `${label} field`)
+    for (const label of ['Full name', 'Email', 'Phone'])
+      t.equal(await host.view.getByLabel(label, { exact: true }).count(), 1, `${label} field`)
     t.equal(await host.view.getByRole('button', { name: 'Request consultation' }).count(), 1)
 
     await checkThemes(t, host, 'playbook', [
@@ -402,7 +465,9 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     const receipt = accepted.payload.result.structuredContent as { id: string }
     t.equal(await app.store.leads.count(), 1, 'the lead is stored')
     const reader = await tokenFor(app, ['read:leads'])
-    const leads = (await (await fetch(`${base}/leads.json`, { headers: { authorization: `Bearer ${reader.token}` } })).json()) as Structured[]
+    const leads = (await (
+      await fetch(`${base}/leads.json`, { headers: { authorization: `Bearer ${reader.token}` } })
+    ).json()) as Structured[]
     t.match(leads, [{ id: receipt.id, name: lead.name, email: lead.email, phone: lead.phone }], 'GET /leads.json has it')
     const handOver = await host.waitForEvent('ui/message', { since })
     t.ok(host.events.indexOf(handOver) > host.events.indexOf(accepted), 'the hand-over follows the stored request')

@@ -579,7 +579,12 @@ function renderResult(): void {
         return h(
           'div',
           { class: `bar-row bar-${key}`, role: 'listitem' },
-          h('div', { class: 'bar-text' }, h('span', { class: 'bar-label' }, label), h('span', { class: `bar-value${r.high === 0 ? ' is-none' : ''}` }, r.high === 0 ? 'Not included' : moneyRange(r, cur))),
+          h(
+            'div',
+            { class: 'bar-text' },
+            h('span', { class: 'bar-label' }, label),
+            h('span', { class: `bar-value${r.high === 0 ? ' is-none' : ''}` }, r.high === 0 ? 'Not included' : moneyRange(r, cur)),
+          ),
           h('div', { class: 'bar-track', 'aria-hidden': 'true' }, low, spread),
         )
       }),
