@@ -117,7 +117,10 @@ interface Env {
  */
 export function parseRateLimits(text: string): Record<string, RateLimitOverride> {
   const out: Record<string, RateLimitOverride> = {}
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z]+)\s*=\s*(\d+)\s*(?:\/\s*(.+))?$/.exec(part)
     if (!m?.[1] || !m[2]) {
       throw new ConfigError(

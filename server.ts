@@ -19,7 +19,10 @@ async function main(): Promise<void> {
     logger: {
       level: config.logLevel,
       // Belt and braces: the request log never includes headers, but nothing sensitive may leak.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.client_secret', '*.access_token'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.client_secret', '*.access_token'],
+        censor: '[redacted]',
+      },
     },
   })
 

@@ -6,9 +6,9 @@ import fastifyStatic from '@fastify/static'
 import fp from 'fastify-plugin'
 import { type Config, projectRoot } from '../config.js'
 import type { components } from '../generated/openapi.js'
-import { compileBodySchema } from './validation.js'
 import { componentSchema, loadSpec } from './spec.js'
 import type { Store } from './store/open.js'
+import { compileBodySchema } from './validation.js'
 
 export type Project = components['schemas']['Project']
 
@@ -49,7 +49,9 @@ export function readCatalogueFile(file: string = catalogueFile): Project[] {
     const absolute = withAbsoluteUrls(p as Project, 'http://localhost')
     if (!validate(absolute)) {
       const e = validate.errors?.[0]
-      throw new Error(`${file}: project #${i + 1} (${(p as { id?: string }).id ?? '?'}) ${e?.instancePath ?? ''} ${e?.message ?? 'is invalid'}`)
+      throw new Error(
+        `${file}: project #${i + 1} (${(p as { id?: string }).id ?? '?'}) ${e?.instancePath ?? ''} ${e?.message ?? 'is invalid'}`,
+      )
     }
     if (ids.has((p as Project).id)) throw new Error(`${file}: duplicate project id ${(p as Project).id}`)
     ids.add((p as Project).id)

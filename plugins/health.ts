@@ -51,9 +51,14 @@ export default fp(
             () => 'unreachable (rate limits counted per instance)',
           )
       if (storage !== 'ok') {
-        throw new AppError('service_unavailable', `Storage is unreachable (${app.store.dialect}).`, 'retry shortly; the instance recovers by itself', {
-          'retry-after': '5',
-        })
+        throw new AppError(
+          'service_unavailable',
+          `Storage is unreachable (${app.store.dialect}).`,
+          'retry shortly; the instance recovers by itself',
+          {
+            'retry-after': '5',
+          },
+        )
       }
       return { status: 'ready', storage: app.store.dialect, redis }
     })

@@ -4,10 +4,10 @@
 // spends another client's budget: it is keyed by the caller's address instead.
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { FailureGuard } from '../handlers/deps.js'
-import fp from 'fastify-plugin'
 import { AppError } from './errors/codes.js'
 import { fallbackStore } from './rate-limit-store.js'
 
@@ -51,7 +51,8 @@ export default fp<{ config: Config }>(
     if (redis) {
       let warned = false
       redis.on('error', (err) => {
-        if (!warned) app.log.warn({ err: { message: err.message } }, 'Redis unreachable: rate limits are counted per instance until it is back')
+        if (!warned)
+          app.log.warn({ err: { message: err.message } }, 'Redis unreachable: rate limits are counted per instance until it is back')
         warned = true
       })
       redis.on('ready', () => {

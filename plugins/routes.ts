@@ -47,8 +47,7 @@ export function bodyGuard(op: Operation) {
 }
 
 /** Does the (effective) spec let this operation be called without credentials? */
-export const allowsAnonymous = (op: Operation): boolean =>
-  (op.security ?? []).some((requirement) => Object.keys(requirement).length === 0)
+export const allowsAnonymous = (op: Operation): boolean => (op.security ?? []).some((requirement) => Object.keys(requirement).length === 0)
 
 export default fp<{ config: Config; spec: OpenApiDocument; effectiveSpec: OpenApiDocument; deps: Deps }>(
   async (app, { config, spec, effectiveSpec, deps }) => {

@@ -4,9 +4,10 @@
 //   npm run catalogue -- import [FILE]    validate against the spec's Project schema, then publish
 //   npm run catalogue -- status           the published version
 //   npm run catalogue -- unpublish        remove it (getProjects answers 404)
+
+import { loadConfig } from '../config.js'
 import { catalogueFile, publishCatalogue, readCatalogueFile } from '../plugins/catalogue.js'
 import { openStore } from '../plugins/store/open.js'
-import { loadConfig } from '../config.js'
 
 async function main([command, file]: string[]): Promise<number> {
   const config = loadConfig()

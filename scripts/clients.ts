@@ -9,10 +9,10 @@
 //   npm run clients -- create-key --name "CRM sync" --scopes read:leads
 //   npm run clients -- list-keys | revoke-key <key_id>
 import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig } from '../config.js'
 import { createApiKey, createClient, rotateClient } from '../plugins/auth/clients-admin.js'
 import { loadPepper } from '../plugins/auth/secrets.js'
 import { openStore } from '../plugins/store/open.js'
-import { ConfigError, loadConfig } from '../config.js'
 
 const usage = `usage: npm run clients -- <command>
   create --name NAME --scopes a,b   create a client; prints client_id and client_secret once

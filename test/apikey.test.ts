@@ -54,7 +54,11 @@ t.test('with ApiKey listed on getProjects, a key with read:projects is accepted'
 
   // Other operations still do not list it.
   const leadsKey = await keyFor(app, ['read:leads'])
-  t.equal((await call(t, app, { url: '/leads.json', headers: { 'x-api-key': leadsKey.api_key } })).statusCode, 401, 'getLeads does not accept keys')
+  t.equal(
+    (await call(t, app, { url: '/leads.json', headers: { 'x-api-key': leadsKey.api_key } })).statusCode,
+    401,
+    'getLeads does not accept keys',
+  )
 })
 
 t.test('unknown, out-of-scope and revoked keys', async (t) => {

@@ -28,7 +28,11 @@ function isUnauthorized(t: Test, res: LightMyRequestResponse, label: string, hin
   t.equal(body.code, 'unauthorized', `${label}: code`)
   t.type(body.hint, 'string', `${label}: has a hint`)
   if (hint) t.match(body.hint, hint, `${label}: hint`)
-  t.match(res.headers['www-authenticate'], /^Bearer realm="studio-api", error="invalid_token"(, error_description="[^"]*")?$/, `${label}: challenge`)
+  t.match(
+    res.headers['www-authenticate'],
+    /^Bearer realm="studio-api", error="invalid_token"(, error_description="[^"]*")?$/,
+    `${label}: challenge`,
+  )
   t.notOk(Array.isArray(body), `${label}: no catalogue`)
 }
 

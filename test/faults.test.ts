@@ -37,7 +37,13 @@ interface Outcome {
 }
 
 /** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200. */
-async function submitMany(url: string, token: string, total: number, concurrency: number, onAck?: (count: number) => void): Promise<Outcome> {
+async function submitMany(
+  url: string,
+  token: string,
+  total: number,
+  concurrency: number,
+  onAck?: (count: number) => void,
+): Promise<Outcome> {
   const acked = new Map<string, Sent>()
   const statuses = new Map<number | string, number>()
   let next = 0
@@ -66,7 +72,10 @@ async function submitMany(url: string, token: string, total: number, concurrency
   return { acked, statuses }
 }
 
-async function readLog(url: string, token: string): Promise<{ id: string; name: string; email: string; phone: string; received_at: string }[]> {
+async function readLog(
+  url: string,
+  token: string,
+): Promise<{ id: string; name: string; email: string; phone: string; received_at: string }[]> {
   const res = await fetch(`${url}/leads.json`, { headers: { authorization: `Bearer ${token}` } })
   if (res.status !== 200) throw new Error(`leads.json: ${res.status}`)
   return res.json() as never
@@ -118,13 +127,29 @@ t.test('kill -9 during 2,000 concurrent submissions: SQLite', async (t) => {
 })
 
 t.test('kill -9 during 2,000 concurrent submissions: PostgreSQL', async (t) => {
-  if (!requirePart(t, canRunPostgres(), 'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres', 'apt-get install postgresql')) return
+  if (
+    !requirePart(
+      t,
+      canRunPostgres(),
+      'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
+      'apt-get install postgresql',
+    )
+  )
+    return
   const pg = await throwawayPostgres(t)
   await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
 })
 
 t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing acknowledged lost', async (t) => {
-  if (!requirePart(t, canRunPostgres(), 'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres', 'apt-get install postgresql')) return
+  if (
+    !requirePart(
+      t,
+      canRunPostgres(),
+      'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
+      'apt-get install postgresql',
+    )
+  )
+    return
   const pg = await throwawayPostgres(t)
   const secrets = sharedSecrets()
   const server = await startServer(t, {
@@ -174,7 +199,10 @@ t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing
   t.ok((outcome.statuses.get(503) ?? 0) > 0, 'requests during the outage got 503')
   t.notOk(outcome.statuses.has(500), 'never a 500')
   t.same(new Set(errorBodies.map((b) => b.code)), new Set(['service_unavailable']), 'every failure is service_unavailable')
-  t.ok(errorBodies.every((b) => typeof b.hint === 'string' && b.hint.length > 0), 'with a hint')
+  t.ok(
+    errorBodies.every((b) => typeof b.hint === 'string' && b.hint.length > 0),
+    'with a hint',
+  )
   t.ok(outcome.acked.size >= ackedAtRestart + 50, 'the API recovered without a restart')
   t.equal((await fetch(`${server.url}/readyz`)).status, 200, '/readyz ready again')
   checkLog(t, await readLog(server.url, token), outcome.acked, n)

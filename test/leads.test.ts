@@ -23,7 +23,14 @@ t.test('a lead is stored durably, answered with a receipt, and appears in the lo
   t.equal(log.statusCode, 200)
   t.equal(log.headers['cache-control'], 'no-store')
   t.same(log.json(), [
-    { id: receipt.id, name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958', received_at: receipt.received_at, client_id: clientId },
+    {
+      id: receipt.id,
+      name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      phone: '+44 20 7946 0958',
+      received_at: receipt.received_at,
+      client_id: clientId,
+    },
   ])
 })
 
@@ -34,33 +41,142 @@ t.test('the bad-lead battery: each is refused with a useful hint and stores noth
   const json = { ...auth, 'content-type': 'application/json' }
   const good = leadOf(1)
   const cases: { name: string; headers?: Record<string, string>; payload?: string; status: number; code: string; hint: RegExp }[] = [
-    { name: 'missing name', payload: JSON.stringify({ email: good.email, phone: good.phone }), status: 400, code: 'invalid_request', hint: /`name` is required/ },
-    { name: 'missing email', payload: JSON.stringify({ name: good.name, phone: good.phone }), status: 400, code: 'invalid_request', hint: /`email` is required/ },
-    { name: 'missing phone', payload: JSON.stringify({ name: good.name, email: good.email }), status: 400, code: 'invalid_request', hint: /`phone` is required/ },
-    { name: 'name is a number', payload: JSON.stringify({ ...good, name: 42 }), status: 400, code: 'invalid_request', hint: /`name` must be a string/ },
-    { name: 'email is an array', payload: JSON.stringify({ ...good, email: ['a@b.co'] }), status: 400, code: 'invalid_request', hint: /`email` must be a string/ },
-    { name: 'phone is null', payload: JSON.stringify({ ...good, phone: null }), status: 400, code: 'invalid_request', hint: /`phone` must be a string/ },
-    { name: 'blank name', payload: JSON.stringify({ ...good, name: '   ' }), status: 400, code: 'invalid_request', hint: /`name` must be 1–200 characters/ },
+    {
+      name: 'missing name',
+      payload: JSON.stringify({ email: good.email, phone: good.phone }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`name` is required/,
+    },
+    {
+      name: 'missing email',
+      payload: JSON.stringify({ name: good.name, phone: good.phone }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`email` is required/,
+    },
+    {
+      name: 'missing phone',
+      payload: JSON.stringify({ name: good.name, email: good.email }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`phone` is required/,
+    },
+    {
+      name: 'name is a number',
+      payload: JSON.stringify({ ...good, name: 42 }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`name` must be a string/,
+    },
+    {
+      name: 'email is an array',
+      payload: JSON.stringify({ ...good, email: ['a@b.co'] }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`email` must be a string/,
+    },
+    {
+      name: 'phone is null',
+      payload: JSON.stringify({ ...good, phone: null }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`phone` must be a string/,
+    },
+    {
+      name: 'blank name',
+      payload: JSON.stringify({ ...good, name: '   ' }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`name` must be 1–200 characters/,
+    },
     { name: 'empty name', payload: JSON.stringify({ ...good, name: '' }), status: 400, code: 'invalid_request', hint: /`name`/ },
-    { name: 'overlong name', payload: JSON.stringify({ ...good, name: 'A'.repeat(201) }), status: 400, code: 'invalid_request', hint: /`name` must be 1–200/ },
-    { name: 'not an email', payload: JSON.stringify({ ...good, email: 'ada-at-example.com' }), status: 400, code: 'invalid_request', hint: /`email` must be an email address/ },
-    { name: 'overlong email', payload: JSON.stringify({ ...good, email: `${'a'.repeat(250)}@example.com` }), status: 400, code: 'invalid_request', hint: /`email`/ },
-    { name: 'phone with letters', payload: JSON.stringify({ ...good, phone: 'call me maybe' }), status: 400, code: 'invalid_request', hint: /`phone` must be at most 40 characters with at least 6 digits/ },
-    { name: 'phone with 5 digits', payload: JSON.stringify({ ...good, phone: '12-34-5' }), status: 400, code: 'invalid_request', hint: /at least 6 digits/ },
-    { name: 'overlong phone', payload: JSON.stringify({ ...good, phone: '1'.repeat(41) }), status: 400, code: 'invalid_request', hint: /`phone`/ },
-    { name: 'unknown field', payload: JSON.stringify({ ...good, company: 'ACME' }), status: 400, code: 'invalid_request', hint: /remove `company`/ },
+    {
+      name: 'overlong name',
+      payload: JSON.stringify({ ...good, name: 'A'.repeat(201) }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`name` must be 1–200/,
+    },
+    {
+      name: 'not an email',
+      payload: JSON.stringify({ ...good, email: 'ada-at-example.com' }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`email` must be an email address/,
+    },
+    {
+      name: 'overlong email',
+      payload: JSON.stringify({ ...good, email: `${'a'.repeat(250)}@example.com` }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`email`/,
+    },
+    {
+      name: 'phone with letters',
+      payload: JSON.stringify({ ...good, phone: 'call me maybe' }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`phone` must be at most 40 characters with at least 6 digits/,
+    },
+    {
+      name: 'phone with 5 digits',
+      payload: JSON.stringify({ ...good, phone: '12-34-5' }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /at least 6 digits/,
+    },
+    {
+      name: 'overlong phone',
+      payload: JSON.stringify({ ...good, phone: '1'.repeat(41) }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`phone`/,
+    },
+    {
+      name: 'unknown field',
+      payload: JSON.stringify({ ...good, company: 'ACME' }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /remove `company`/,
+    },
     { name: 'malformed JSON', payload: '{"name": "Ada",', status: 400, code: 'invalid_request', hint: /syntax error/ },
     { name: 'array body', payload: JSON.stringify([good]), status: 400, code: 'invalid_request', hint: /JSON object/ },
     { name: 'null body', payload: 'null', status: 400, code: 'invalid_request', hint: /JSON object/ },
     { name: 'string body', payload: '"hello"', status: 400, code: 'invalid_request', hint: /JSON object/ },
     { name: 'empty body', payload: '', status: 400, code: 'invalid_request', hint: /body/ },
     { name: 'no body, no content type', headers: auth, status: 400, code: 'invalid_request', hint: /application\/json/ },
-    { name: 'text/plain', headers: { ...auth, 'content-type': 'text/plain' }, payload: JSON.stringify(good), status: 415, code: 'unsupported_media_type', hint: /application\/json/ },
-    { name: 'form-encoded', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=Ada&email=a%40b.co&phone=123456', status: 415, code: 'unsupported_media_type', hint: /application\/json/ },
-    { name: 'oversized body', payload: JSON.stringify({ ...good, name: 'A'.repeat(17 * 1024) }), status: 413, code: 'payload_too_large', hint: /16384 bytes/ },
+    {
+      name: 'text/plain',
+      headers: { ...auth, 'content-type': 'text/plain' },
+      payload: JSON.stringify(good),
+      status: 415,
+      code: 'unsupported_media_type',
+      hint: /application\/json/,
+    },
+    {
+      name: 'form-encoded',
+      headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=Ada&email=a%40b.co&phone=123456',
+      status: 415,
+      code: 'unsupported_media_type',
+      hint: /application\/json/,
+    },
+    {
+      name: 'oversized body',
+      payload: JSON.stringify({ ...good, name: 'A'.repeat(17 * 1024) }),
+      status: 413,
+      code: 'payload_too_large',
+      hint: /16384 bytes/,
+    },
   ]
   for (const c of cases) {
-    const res = await call(t, app, { method: 'POST', url: SUBMIT, headers: c.headers ?? json, ...(c.payload === undefined ? {} : { payload: c.payload }) })
+    const res = await call(t, app, {
+      method: 'POST',
+      url: SUBMIT,
+      headers: c.headers ?? json,
+      ...(c.payload === undefined ? {} : { payload: c.payload }),
+    })
     t.equal(res.statusCode, c.status, `${c.name}: status`)
     t.equal(res.json().code, c.code, `${c.name}: code`)
     t.match(res.json().hint, c.hint, `${c.name}: hint says what to change`)
@@ -125,7 +241,9 @@ t.test('Idempotency-Key: a retry returns the first receipt, a different body is 
 
   // Concurrent retries of one key store one lead and all get its receipt.
   const racing = await Promise.all(
-    Array.from({ length: 8 }, () => app.inject({ method: 'POST', url: SUBMIT, headers: { ...headers, 'idempotency-key': 'race' }, payload: leadOf(3) })),
+    Array.from({ length: 8 }, () =>
+      app.inject({ method: 'POST', url: SUBMIT, headers: { ...headers, 'idempotency-key': 'race' }, payload: leadOf(3) }),
+    ),
   )
   t.same(new Set(racing.map((r) => r.statusCode)), new Set([200]))
   t.equal(new Set(racing.map((r) => r.json().id)).size, 1)
@@ -133,11 +251,21 @@ t.test('Idempotency-Key: a retry returns the first receipt, a different body is 
 
   // Keys belong to their client: another client may use the same key.
   const other2 = await tokenFor(app, ['write:leads'])
-  const mine = await call(t, app, { method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${other2.token}`, 'idempotency-key': 'order-7f3a' }, payload: leadOf(9) })
+  const mine = await call(t, app, {
+    method: 'POST',
+    url: SUBMIT,
+    headers: { authorization: `Bearer ${other2.token}`, 'idempotency-key': 'order-7f3a' },
+    payload: leadOf(9),
+  })
   t.equal(mine.statusCode, 200)
   t.not(mine.json().id, first.json().id)
 
-  const badKey = await call(t, app, { method: 'POST', url: SUBMIT, headers: { ...headers, 'idempotency-key': 'has space' }, payload: leadOf(1) })
+  const badKey = await call(t, app, {
+    method: 'POST',
+    url: SUBMIT,
+    headers: { ...headers, 'idempotency-key': 'has space' },
+    payload: leadOf(1),
+  })
   t.equal(badKey.statusCode, 400)
   t.match(badKey.json().hint, /idempotency-key/i)
 })
@@ -146,7 +274,9 @@ t.test('concurrent leads are all stored once, in a shared commit', async (t) => 
   const { app } = await testApp(t)
   const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
   const results = await Promise.all(
-    Array.from({ length: 50 }, (_, i) => app.inject({ method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${token}` }, payload: leadOf(i) })),
+    Array.from({ length: 50 }, (_, i) =>
+      app.inject({ method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${token}` }, payload: leadOf(i) }),
+    ),
   )
   t.same(new Set(results.map((r) => r.statusCode)), new Set([200]))
   const ids = new Set(results.map((r) => r.json().id))
@@ -177,7 +307,11 @@ t.test('getLeads pages with limit/after and a Link header; the whole log streams
   t.same(seen, ids, 'every lead once, oldest first')
 
   const after = await call(t, app, { url: `/leads.json?after=${ids[4]}`, headers: auth })
-  t.same((after.json() as { id: string }[]).map((l) => l.id), ids.slice(5), 'after without limit streams the rest')
+  t.same(
+    (after.json() as { id: string }[]).map((l) => l.id),
+    ids.slice(5),
+    'after without limit streams the rest',
+  )
 
   const unknown = await call(t, app, { url: '/leads.json?after=no-such-lead&limit=2', headers: auth })
   t.equal(unknown.statusCode, 400)

@@ -2,19 +2,28 @@
 // a fresh database and key prefix): tokens, leads and rate-limit budgets are shared.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import {
-  freshMachineDatabase,
-  machineRedisAvailable,
-  requirePart,
-  sharedSecrets,
-  startServer,
-  tokenFrom,
-} from './helpers/processes.js'
+import { freshMachineDatabase, machineRedisAvailable, requirePart, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
 t.test('two instances share tokens, leads and one rate-limit budget', async (t) => {
   const databaseUrl = await freshMachineDatabase(t)
-  if (!requirePart(t, databaseUrl !== undefined, 'PostgreSQL at 127.0.0.1:5432', 'start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start')) return
-  if (!requirePart(t, await machineRedisAvailable(), 'Redis at 127.0.0.1:6379', 'start it: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no')) return
+  if (
+    !requirePart(
+      t,
+      databaseUrl !== undefined,
+      'PostgreSQL at 127.0.0.1:5432',
+      'start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
+    )
+  )
+    return
+  if (
+    !requirePart(
+      t,
+      await machineRedisAvailable(),
+      'Redis at 127.0.0.1:6379',
+      'start it: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no',
+    )
+  )
+    return
 
   const secrets = sharedSecrets()
   const env = {
@@ -27,8 +36,10 @@ t.test('two instances share tokens, leads and one rate-limit budget', async (t) 
     // Behind a load balancer every instance has the same public address: the token issuer.
     PUBLIC_BASE_URL: 'http://api.studio.test',
   }
-  const a = await startServer(t, { ...env, DATA_DIR: t.testdir({ a: {} }) + '/a' })
-  const b = await startServer(t, { ...env, DATA_DIR: t.testdir({ b: {} }) + '/b' })
+  // One testdir call: a second one would wipe the first's folder.
+  const dirs = t.testdir({ a: {}, b: {} })
+  const a = await startServer(t, { ...env, DATA_DIR: `${dirs}/a` })
+  const b = await startServer(t, { ...env, DATA_DIR: `${dirs}/b` })
 
   const token = await tokenFrom(a.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
   const auth = { authorization: `Bearer ${token}` }
@@ -47,7 +58,10 @@ t.test('two instances share tokens, leads and one rate-limit budget', async (t) 
   t.equal(written.status, 200)
   const receipt = (await written.json()) as { id: string }
   const log = (await (await fetch(`${b.url}/leads.json`, { headers: auth })).json()) as { id: string; email: string }[]
-  t.ok(log.some((l) => l.id === receipt.id && l.email === lead.email), "the lead written through A is in B's log")
+  t.ok(
+    log.some((l) => l.id === receipt.id && l.email === lead.email),
+    "the lead written through A is in B's log",
+  )
 
   // A client with a limit of 6 gets exactly 6 successes across both, then 429.
   const statuses: number[] = []

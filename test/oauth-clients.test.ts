@@ -156,7 +156,14 @@ t.test('the JWKS and the metadata documents', async (t) => {
   const metaRes = await fetch(`${base}/.well-known/oauth-authorization-server`)
   t.equal(metaRes.status, 200)
   const meta = (await metaRes.json()) as Record<string, unknown>
-  for (const field of ['issuer', 'token_endpoint', 'jwks_uri', 'grant_types_supported', 'token_endpoint_auth_methods_supported', 'scopes_supported']) {
+  for (const field of [
+    'issuer',
+    'token_endpoint',
+    'jwks_uri',
+    'grant_types_supported',
+    'token_endpoint_auth_methods_supported',
+    'scopes_supported',
+  ]) {
     t.ok(field in meta, `metadata has ${field}`)
   }
   t.equal(meta.issuer, base)

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import {
+  type Estimate,
   EstimateError,
+  type EstimateInput,
   estimatePrice,
   loadPricingModel,
+  type PricingModel,
   parsePricingModel,
   pricingOptions,
-  type Estimate,
-  type EstimateInput,
-  type PricingModel,
 } from '../handlers/pricing/estimate.js'
 
 const DATA_PATH = fileURLToPath(new URL('../data/pricing.json', import.meta.url))
@@ -63,11 +63,7 @@ function corpus(): EstimateInput[] {
 }
 
 t.test('shipped data file', async (t) => {
-  t.same(
-    [...opts.service_levels.map((l) => l.id)],
-    LEVELS,
-    'four service levels, in ascending order of scope',
-  )
+  t.same([...opts.service_levels.map((l) => l.id)], LEVELS, 'four service levels, in ascending order of scope')
   t.same([...opts.styles].sort(), [...STYLES].sort(), 'all eight styles are priced')
   t.same([...opts.cities].sort(), [...CITIES].sort(), 'all required cities are priced')
   t.equal(opts.default_service_level, 'full-service')
@@ -89,7 +85,14 @@ t.test('shipped data file', async (t) => {
   // consultation/design exclude furnishings and works; turnkey includes everything
   for (const id of ['consultation', 'design']) {
     const l = model.service_levels.find((x) => x.id === id)
-    t.same([l?.furnishings, l?.works], [{ low: 0, high: 0 }, { low: 0, high: 0 }], `${id} excludes furnishings and works`)
+    t.same(
+      [l?.furnishings, l?.works],
+      [
+        { low: 0, high: 0 },
+        { low: 0, high: 0 },
+      ],
+      `${id} excludes furnishings and works`,
+    )
   }
   const turnkey = model.service_levels.find((x) => x.id === 'turnkey')
   t.ok(turnkey !== undefined && turnkey.works.low > 0 && turnkey.furnishings.low > 0, 'turnkey prices works and furnishings')
@@ -118,7 +121,11 @@ t.test('parsePricingModel rejects broken models, naming the key', async (t) => {
       /"service_levels\[2\]\.furnishings\.low" must be >= 0 \(got -5\)/,
     ],
     ['high below low', mutate((j) => (j.service_levels[0].design_fee.high = 1)), /"service_levels\[0\]\.design_fee\.high"/],
-    ['string rate', mutate((j) => (j.service_levels[1].design_fee.low = '90')), /"service_levels\[1\]\.design_fee\.low" must be a finite number/],
+    [
+      'string rate',
+      mutate((j) => (j.service_levels[1].design_fee.low = '90')),
+      /"service_levels\[1\]\.design_fee\.low" must be a finite number/,
+    ],
     ['zero style factor', mutate((j) => (j.style_factors.styles.Japandi = 0)), /"style_factors\.styles\.Japandi" must be > 0/],
     ['unknown default level', mutate((j) => (j.default_service_level = 'deluxe')), /"default_service_level"/],
     ['duplicate level id', mutate((j) => (j.service_levels[1].id = 'consultation')), /"service_levels\[1\]\.id" is a duplicate/],
@@ -174,7 +181,10 @@ t.test('default example: 85 m², nothing else given', async (t) => {
     works: { low: 0, high: 0 },
   })
   t.same([e.low, e.high], [65900, 126400])
-  t.ok(e.assumptions.some((a) => /3 rooms were assumed/.test(a)), 'says the room count was assumed')
+  t.ok(
+    e.assumptions.some((a) => /3 rooms were assumed/.test(a)),
+    'says the room count was assumed',
+  )
 })
 
 t.test('invariants: low < high, total = sum of breakdown, rounding to 100', async (t) => {
@@ -216,7 +226,9 @@ t.test('rises with area (monotonic sweep)', async (t) => {
         if (rooms !== undefined) input.rooms = rooms
         const e = est(input)
         if (prev !== undefined && !(e.low > prev.low && e.high > prev.high)) {
-          t.fail(`${service_level} rooms=${rooms ?? 'default'}: area ${area} (${e.low}-${e.high}) not above previous (${prev.low}-${prev.high})`)
+          t.fail(
+            `${service_level} rooms=${rooms ?? 'default'}: area ${area} (${e.low}-${e.high}) not above previous (${prev.low}-${prev.high})`,
+          )
         }
         prev = e
         steps++

@@ -124,7 +124,10 @@ t.test('tokenFailureHint', async (t) => {
 
 t.test('ClientStatusCache reads storage at most once per TTL', async (t) => {
   let now = 1_000_000
-  const active = new Map([['cl_a', true], ['cl_b', true]])
+  const active = new Map([
+    ['cl_a', true],
+    ['cl_b', true],
+  ])
   const lookups: string[] = []
   const cache = new ClientStatusCache(
     async (id) => {

@@ -28,7 +28,15 @@ const backends: { name: string; open: (t: Test) => Promise<Store | undefined> }[
   {
     name: 'postgres',
     open: async (t) => {
-      if (!requirePart(t, await pgReachable(), `PostgreSQL at ${new URL(PG_BASE).host}`, 'start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start')) return undefined
+      if (
+        !requirePart(
+          t,
+          await pgReachable(),
+          `PostgreSQL at ${new URL(PG_BASE).host}`,
+          'start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
+        )
+      )
+        return undefined
       return openStore(createConfig({ dataDir: t.testdir({}), databaseUrl: await freshSchemaUrl(t, PG_BASE) }))
     },
   },
@@ -63,12 +71,29 @@ for (const backend of backends) {
     })
 
     t.test('clients: create, find, list, rotate, revoke', async (t) => {
-      await store.clients.create({ id: 'cl_a', name: 'A', scopes: 'read:leads', secret_hash: 'a'.repeat(64), created_at: at(1), revoked_at: null })
-      await store.clients.create({ id: 'cl_b', name: 'B', scopes: 'write:leads read:projects', secret_hash: 'b'.repeat(64), created_at: at(2), revoked_at: null })
+      await store.clients.create({
+        id: 'cl_a',
+        name: 'A',
+        scopes: 'read:leads',
+        secret_hash: 'a'.repeat(64),
+        created_at: at(1),
+        revoked_at: null,
+      })
+      await store.clients.create({
+        id: 'cl_b',
+        name: 'B',
+        scopes: 'write:leads read:projects',
+        secret_hash: 'b'.repeat(64),
+        created_at: at(2),
+        revoked_at: null,
+      })
       t.equal(await store.clients.count(), 2)
       t.match(await store.clients.find('cl_b'), { id: 'cl_b', scopes: 'write:leads read:projects', revoked_at: null })
       t.equal(await store.clients.find('nope'), undefined)
-      t.same((await store.clients.list()).map((c) => c.id), ['cl_a', 'cl_b'])
+      t.same(
+        (await store.clients.list()).map((c) => c.id),
+        ['cl_a', 'cl_b'],
+      )
       t.equal(await store.clients.rotate('cl_a', 'c'.repeat(64)), true)
       t.equal((await store.clients.find('cl_a'))?.secret_hash, 'c'.repeat(64))
       t.equal(await store.clients.revoke('cl_a', at(3)), true)
@@ -82,7 +107,14 @@ for (const backend of backends) {
     })
 
     t.test('api keys: create, find by hash, revoke', async (t) => {
-      await store.clients.createApiKey({ id: 'key_1', name: 'K', scopes: 'read:leads', key_hash: 'f'.repeat(64), created_at: at(1), revoked_at: null })
+      await store.clients.createApiKey({
+        id: 'key_1',
+        name: 'K',
+        scopes: 'read:leads',
+        key_hash: 'f'.repeat(64),
+        created_at: at(1),
+        revoked_at: null,
+      })
       t.match(await store.clients.findApiKeyByHash('f'.repeat(64)), { id: 'key_1', scopes: 'read:leads' })
       t.equal(await store.clients.findApiKeyByHash('0'.repeat(64)), undefined)
       t.equal(await store.clients.revokeApiKey('key_1', at(2)), true)
@@ -95,15 +127,29 @@ for (const backend of backends) {
       await store.leads.insertBatch([lead('l3', 3)], new Map(), at(0))
       t.equal(await store.leads.count(), 3)
       const all = await store.leads.page(0, 10)
-      t.same(all.map((l) => l.id), ['l1', 'l2', 'l3'], 'commit order')
+      t.same(
+        all.map((l) => l.id),
+        ['l1', 'l2', 'l3'],
+        'commit order',
+      )
       t.equal(all[1]?.client_id, null)
       t.same(all[0], { ...lead('l1', 1), seq: all[0]?.seq }, 'rows come back as stored')
       const s1 = await store.leads.seqOf('l1')
-      t.same((await store.leads.page(s1 ?? 0, 1)).map((l) => l.id), ['l2'], 'keyset page after l1')
+      t.same(
+        (await store.leads.page(s1 ?? 0, 1)).map((l) => l.id),
+        ['l2'],
+        'keyset page after l1',
+      )
       t.equal(await store.leads.seqOf('missing'), undefined)
 
       // Idempotency: the first claim of a key wins; a second live claim loses and stores nothing.
-      const claim = (leadId: string, key: string, hash: string, s: number) => ({ owner: 'client:cl_a', key, body_hash: hash, lead_id: leadId, created_at: at(s) })
+      const claim = (leadId: string, key: string, hash: string, s: number) => ({
+        owner: 'client:cl_a',
+        key,
+        body_hash: hash,
+        lead_id: leadId,
+        created_at: at(s),
+      })
       const won = await store.leads.insertBatch([lead('l4', 10)], new Map([['l4', claim('l4', 'k1', 'h1', 10)]]), at(0))
       t.equal(won.size, 0)
       const lost = await store.leads.insertBatch([lead('l5', 11)], new Map([['l5', claim('l5', 'k1', 'h2', 11)]]), at(0))

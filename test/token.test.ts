@@ -2,8 +2,8 @@
 // errors (also in the Error shape), scopes, content types, body limit, and the rate limits on
 // token requests and on failed client authentications.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import t, { type Test } from 'tap'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
+import t, { type Test } from 'tap'
 import { createClient } from '../plugins/auth/clients-admin.js'
 import { AUTH_FAILURES } from '../plugins/rate-limit.js'
 import { basic, call, newClient, testApp } from './helpers/app.js'
@@ -85,9 +85,13 @@ t.test('client_secret_post: credentials in the body', async (t) => {
   const claims = decodeJwt(res.json().access_token)
   t.equal((claims.exp ?? 0) - (claims.iat ?? 0), 600)
 
-  const wrong = await token(t, app, { body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: 'nope' }).toString() })
+  const wrong = await token(t, app, {
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: 'nope' }).toString(),
+  })
   isInvalidClient(t, wrong, 'wrong secret in the body')
-  const noSecret = await token(t, app, { body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id }).toString() })
+  const noSecret = await token(t, app, {
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id }).toString(),
+  })
   isInvalidClient(t, noSecret, 'client_id without client_secret')
 })
 
@@ -116,7 +120,9 @@ t.test('Basic credentials are form-urlencoded before base64 (RFC 6749 §2.3.1)',
   isInvalidClient(t, raw, 'unencoded colon in the id')
 
   // The same id and secret also work in the body (decoded by the form parser).
-  const post = await token(t, app, { body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret }).toString() })
+  const post = await token(t, app, {
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret }).toString(),
+  })
   t.equal(post.statusCode, 200)
 })
 
@@ -187,7 +193,12 @@ t.test('scope: a subset is granted, a scope the client may not have is invalid_s
   t.equal(both.statusCode, 200)
   t.equal(both.json().scope, 'read:leads read:projects')
 
-  const notAllowed = isOAuthError(t, await token(t, app, { auth, body: 'grant_type=client_credentials&scope=read%3Aleads+write%3Aleads' }), 400, 'invalid_scope')
+  const notAllowed = isOAuthError(
+    t,
+    await token(t, app, { auth, body: 'grant_type=client_credentials&scope=read%3Aleads+write%3Aleads' }),
+    400,
+    'invalid_scope',
+  )
   t.match(notAllowed.message, /write:leads/)
   t.match(notAllowed.hint, /read:projects read:leads/)
   isOAuthError(t, await token(t, app, { auth, body: 'grant_type=client_credentials&scope=admin' }), 400, 'invalid_scope', 'unknown scope')
@@ -202,7 +213,13 @@ t.test('content type and size: JSON is 415, over 4 KiB is 413, empty is 400', as
   const json = await token(t, app, { auth, type: 'application/json', body: JSON.stringify({ grant_type: 'client_credentials' }) })
   const e415 = isOAuthError(t, json, 415, 'unsupported_media_type')
   t.match(e415.hint, /application\/x-www-form-urlencoded/)
-  isOAuthError(t, await token(t, app, { auth, type: 'text/plain', body: 'grant_type=client_credentials' }), 415, 'unsupported_media_type', 'text/plain')
+  isOAuthError(
+    t,
+    await token(t, app, { auth, type: 'text/plain', body: 'grant_type=client_credentials' }),
+    415,
+    'unsupported_media_type',
+    'text/plain',
+  )
 
   // A well-formed body just over the limit (padding in an ignored parameter).
   const big = `grant_type=client_credentials&pad=${'a'.repeat(4096)}`
@@ -232,7 +249,11 @@ t.test(`failed authentications are limited per client id: after ${AUTH_FAILURES.
 
   // client_secret_post counts against the same client id.
   const post = await token(t, app, {
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: victim.client_id, client_secret: victim.client_secret }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: victim.client_id,
+      client_secret: victim.client_secret,
+    }).toString(),
     from: '10.0.1.2',
   })
   t.equal(post.statusCode, 429)

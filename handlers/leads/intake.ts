@@ -12,8 +12,7 @@ export type LeadReceipt = components['schemas']['LeadReceipt']
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 
 /** Keys created before this instant have expired. */
-export const idempotencyCutoff = (now: Date = new Date()): string =>
-  new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()
+export const idempotencyCutoff = (now: Date = new Date()): string => new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()
 
 export interface Submitter {
   /** The submitting client, or null when anonymous. */
@@ -41,7 +40,9 @@ export class LeadIntake {
     const lead = { name: input.name.trim(), email: input.email, phone: input.phone }
     if (idempotencyKey === undefined) return this.store(lead, by)
 
-    const hash = createHash('sha256').update(JSON.stringify([lead.name, lead.email, lead.phone])).digest('hex')
+    const hash = createHash('sha256')
+      .update(JSON.stringify([lead.name, lead.email, lead.phone]))
+      .digest('hex')
     const slot = `${by.owner}\u0000${idempotencyKey}`
     const running = this.inFlight.get(slot)
     if (running) {
@@ -71,7 +72,8 @@ export class LeadIntake {
     if (stored) return receiptOf(row)
     // Another instance claimed the key between our read and our commit: answer as it did.
     const winner = await this.replay(by.owner, key, hash)
-    if (!winner) throw new AppError('service_unavailable', 'The lead could not be stored; please retry.', 'retry with the same Idempotency-Key')
+    if (!winner)
+      throw new AppError('service_unavailable', 'The lead could not be stored; please retry.', 'retry with the same Idempotency-Key')
     return winner
   }
 

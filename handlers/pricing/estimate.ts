@@ -65,7 +65,6 @@ export interface ServiceLevel {
   works: PriceRange
 }
 
-
 export interface PricingModel {
   version: string
   currency: 'EUR'
@@ -273,12 +272,7 @@ function normalizeName(s: string): string {
   return s.trim().replace(/\s+/g, ' ').toLowerCase()
 }
 
-function lookup(
-  table: Record<string, number>,
-  fallback: number,
-  field: string,
-  value: unknown,
-): { name: string | null; factor: number } {
+function lookup(table: Record<string, number>, fallback: number, field: string, value: unknown): { name: string | null; factor: number } {
   if (value === undefined || value === null) return { name: null, factor: fallback }
   const names = Object.keys(table)
   const hint = `${field} must be one of: ${names.join(', ')} (or omitted)`
@@ -366,11 +360,7 @@ export function estimatePrice(model: PricingModel, input: EstimateInput): Estima
 
   const assumptions = [...model.assumptions.general, level.scope_note]
   if (roomsDefaulted) {
-    assumptions.push(
-      model.assumptions.default_rooms
-        .replaceAll('{rooms}', String(rooms))
-        .replaceAll('{sqm_per_room}', String(sqmPerRoom)),
-    )
+    assumptions.push(model.assumptions.default_rooms.replaceAll('{rooms}', String(rooms)).replaceAll('{sqm_per_room}', String(sqmPerRoom)))
   }
 
   return {

@@ -81,7 +81,14 @@ export default fp<{ config: Config }>(
     // expiresIn is in seconds: @fastify/jwt reads a number as seconds (not milliseconds).
     await app.register(fastifyJwt, {
       secret: { private: key.privatePem, public: key.publicPem },
-      sign: { algorithm: 'EdDSA', iss: issuer, aud: audience, kid: key.kid, header: { alg: 'EdDSA', typ: 'at+jwt' }, expiresIn: config.tokenTtlSeconds },
+      sign: {
+        algorithm: 'EdDSA',
+        iss: issuer,
+        aud: audience,
+        kid: key.kid,
+        header: { alg: 'EdDSA', typ: 'at+jwt' },
+        expiresIn: config.tokenTtlSeconds,
+      },
       verify: {
         algorithms: ['EdDSA'],
         allowedIss: issuer,
@@ -97,7 +104,6 @@ export default fp<{ config: Config }>(
       const row = await store.clients.find(id)
       return row !== undefined && row.revoked_at === null
     }, config.clientStatusTtlSeconds * 1000)
-
 
     app.decorateRequest('principal', null)
     app.decorateRequest('authFailure', null)

@@ -23,7 +23,9 @@ export function signingKeyFrom(privatePem: string): SigningKey {
   const pub = createPublicKey(key)
   const { x } = pub.export({ format: 'jwk' }) as { x: string }
   // RFC 7638 thumbprint: members in lexicographic order, no spaces.
-  const kid = createHash('sha256').update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x })).digest('base64url')
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x }))
+    .digest('base64url')
   return {
     privatePem: key.export({ format: 'pem', type: 'pkcs8' }).toString(),
     publicPem: pub.export({ format: 'pem', type: 'spki' }).toString(),

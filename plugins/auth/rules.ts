@@ -18,7 +18,11 @@ export function grantScopes(requested: string | undefined, allowed: readonly str
   if (requested === undefined) return { ok: true, scopes: [...allowed] }
   const wanted = requested.split(' ').filter(Boolean)
   if (wanted.length === 0 || requested.trim() !== requested || /\s{2,}/.test(requested)) {
-    return { ok: false, reason: 'The scope parameter is malformed.', hint: 'send scopes separated by single spaces, e.g. "read:projects write:leads", or omit scope' }
+    return {
+      ok: false,
+      reason: 'The scope parameter is malformed.',
+      hint: 'send scopes separated by single spaces, e.g. "read:projects write:leads", or omit scope',
+    }
   }
   const refused = wanted.filter((s) => !allowed.includes(s))
   if (refused.length > 0) {

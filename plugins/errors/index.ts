@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isStorageUnavailable, storageUnavailable } from '../store/unavailable.js'
-import { AppError, errorCodes, type ErrorCode } from './codes.js'
+import { AppError, type ErrorCode, errorCodes } from './codes.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,10 +43,18 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_request', 'The request body is empty.', 'send a JSON object in the body')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('invalid_request', 'The request body is not valid JSON.', 'check the body for a syntax error, such as a missing quote or a trailing comma')
+      return new AppError(
+        'invalid_request',
+        'The request body is not valid JSON.',
+        'check the body for a syntax error, such as a missing quote or a trailing comma',
+      )
     case 'FST_ERR_CTP_BODY_TOO_LARGE': {
       const limit = request.routeOptions.bodyLimit
-      return new AppError('payload_too_large', `The request body is larger than this operation accepts (${limit} bytes).`, `send at most ${limit} bytes`)
+      return new AppError(
+        'payload_too_large',
+        `The request body is larger than this operation accepts (${limit} bytes).`,
+        `send at most ${limit} bytes`,
+      )
     }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', undefined, contentTypeHint(request))
@@ -101,7 +109,10 @@ export default fp<{ version: string }>(
       const error = toAppError(err, request)
       if (error.statusCode >= 500) {
         // Only the error's own text and stack: never request data, never the body.
-        request.log.error({ err: { type: err.name, message: err.message, stack: err.stack, code: (err as FastifyError).code } }, 'request failed')
+        request.log.error(
+          { err: { type: err.name, message: err.message, stack: err.stack, code: (err as FastifyError).code } },
+          'request failed',
+        )
       }
       return sendError(request, reply, error)
     })

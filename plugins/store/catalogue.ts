@@ -32,7 +32,10 @@ export class CatalogueRepository {
   /** Publishes a new catalogue (an empty list unpublishes it). Returns the new etag. */
   async publish(projects: { id: string }[], at: string): Promise<string | undefined> {
     const docs = projects.map((p) => JSON.stringify(p))
-    const etag = createHash('sha256').update(`[${docs.join(',')}]`).digest('base64url').slice(0, 27)
+    const etag = createHash('sha256')
+      .update(`[${docs.join(',')}]`)
+      .digest('base64url')
+      .slice(0, 27)
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('projects').execute()
       await trx.deleteFrom('catalogue').execute()

@@ -12,7 +12,11 @@ declare module 'fastify' {
 export default fp<{ config: Config }>(
   async (app, { config }) => {
     const store = await openStore(config, {
-      onPoolError: (err) => app.log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'storage connection lost; the pool reconnects'),
+      onPoolError: (err) =>
+        app.log.warn(
+          { err: { message: err.message, code: (err as { code?: string }).code } },
+          'storage connection lost; the pool reconnects',
+        ),
     })
     app.log.info({ storage: store.dialect, location: store.location }, 'storage ready')
     app.decorate('store', store)

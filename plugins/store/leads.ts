@@ -71,13 +71,7 @@ export class LeadsRepository {
 
   /** Leads after the given commit position, oldest first. */
   async page(afterSeq: number, limit: number): Promise<LeadRow[]> {
-    const rows = await this.db
-      .selectFrom('leads')
-      .selectAll()
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute()
+    const rows = await this.db.selectFrom('leads').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute()
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }))
   }
 

@@ -70,9 +70,7 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   // On PostgreSQL the Migrator looks for its own tables across every schema; pin it to ours
   // (the connection's search_path), so a database with other schemas does not confuse it.
   const schema =
-    dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined
+    dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined
   const { error, results } = await new Migrator({ db, provider, ...(schema && { migrationTableSchema: schema }) }).migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'

@@ -73,10 +73,7 @@ export interface OpenOptions {
   onPoolError?: (err: Error) => void
 }
 
-export async function openStore(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>,
-  options: OpenOptions = {},
-): Promise<Store> {
+export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>, options: OpenOptions = {}): Promise<Store> {
   const dialect: Dialect = config.databaseUrl ? 'postgres' : 'sqlite'
   const { db, location } = config.databaseUrl
     ? openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))

@@ -27,7 +27,13 @@ const CODES = new Set([
   'SQLITE_CANTOPEN',
 ])
 
-const MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /connection error/i, /Client was closed/i, /pool (is )?(ended|closed)/i]
+const MESSAGES = [
+  /Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /connection error/i,
+  /Client was closed/i,
+  /pool (is )?(ended|closed)/i,
+]
 
 export function isStorageUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null

@@ -2,11 +2,11 @@
 // which checks every response against the spec (schema for its status, headers every response
 // must carry) so that no test sees a response the contract does not describe.
 import { randomBytes } from 'node:crypto'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import type { Test } from 'tap'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 import { type BuildOptions, buildApp } from '../../app.js'
 import { type Config, createConfig } from '../../config.js'
 import { createClient } from '../../plugins/auth/clients-admin.js'
