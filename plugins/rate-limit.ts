@@ -5,7 +5,7 @@
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { FailureGuard } from '../handlers/deps.js'
 import { AppError } from './errors/codes.js'
@@ -32,7 +32,9 @@ declare module 'fastify' {
 }
 
 /** A Redis client that fails fast while Redis is away (no offline queue) and reconnects forever. */
-export function connectRedis(url: string): Redis {
+export async function connectRedis(url: string): Promise<Redis> {
+  // Loaded only when Redis is configured.
+  const { Redis } = await import('ioredis')
   return new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -46,7 +48,7 @@ export function connectRedis(url: string): Redis {
 export default fp<{ config: Config }>(
   async (app, { config }) => {
     let store: FastifyRateLimitStoreCtor | undefined
-    const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined
+    const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined
     app.decorate('redis', redis)
     if (redis) {
       let warned = false

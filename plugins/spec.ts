@@ -1,5 +1,5 @@
 // The OpenAPI document, read once. Everything that depends on the contract reads it from here.
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { projectRoot } from '../config.js'
@@ -28,12 +28,30 @@ export interface OpenApiDocument {
 }
 
 export const specPath = join(projectRoot, 'spec', 'openapi.yaml')
+/** The spec as JSON, written by `npm run build` (scripts/build-spec.ts) for a faster start. */
+export const builtSpecPath = join(projectRoot, 'dist', 'spec', 'openapi.json')
 
 let cached: OpenApiDocument | undefined
 
-/** The spec as written (parsed once per process; callers must not mutate it). */
+const mtime = (path: string): number => {
+  try {
+    return statSync(path).mtimeMs
+  } catch {
+    return -1
+  }
+}
+
+/**
+ * The spec as written (read once per process; callers must not mutate it). The built JSON copy
+ * is used only when it is at least as new as the YAML, so an edited spec is never served stale.
+ */
 export function loadSpec(): OpenApiDocument {
-  cached ??= parse(readFileSync(specPath, 'utf8')) as OpenApiDocument
+  if (!cached) {
+    const built = mtime(builtSpecPath)
+    cached = (
+      built >= mtime(specPath) ? JSON.parse(readFileSync(builtSpecPath, 'utf8')) : parse(readFileSync(specPath, 'utf8'))
+    ) as OpenApiDocument
+  }
   return cached
 }
 

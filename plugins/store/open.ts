@@ -4,7 +4,6 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
-import pg from 'pg'
 import type { Config } from '../../config.js'
 import { CatalogueRepository } from './catalogue.js'
 import { ClientsRepository } from './clients.js'
@@ -48,7 +47,13 @@ export function describeUrl(url: string): string {
   }
 }
 
-function openPostgres(url: string, poolMax: number, onPoolError: (err: Error) => void): { db: Kysely<Database>; location: string } {
+async function openPostgres(
+  url: string,
+  poolMax: number,
+  onPoolError: (err: Error) => void,
+): Promise<{ db: Kysely<Database>; location: string }> {
+  // Loaded only when PostgreSQL is configured: the embedded default starts without it.
+  const { default: pg } = await import('pg')
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
@@ -76,7 +81,7 @@ export interface OpenOptions {
 export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>, options: OpenOptions = {}): Promise<Store> {
   const dialect: Dialect = config.databaseUrl ? 'postgres' : 'sqlite'
   const { db, location } = config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
+    ? await openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
     : openSqlite(config.dataDir)
   try {
     await migrateToLatest(db as Kysely<unknown>, dialect)
