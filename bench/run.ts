@@ -11,10 +11,25 @@
 //          --only=getProjects,submitLead,getLeads,issueToken,memory   --skip-build
 //          --cpu-prof (API under `node --cpu-prof`, profiles in bench/profiles/)  --keep (temp dir)
 //          --server=path/to/server.js (A/B an experimental build; implies --skip-build)
+//          --api-node-args="--max-semi-space-size=4" (extra Node flags for the API processes)
+//          --out=file (default bench/results.json; partial/experimental runs: bench/results-<time>.json)
+//          --child-env="K=V;K2=V2" (extra environment for the API and baseline processes, e.g. an
+//            LD_PRELOAD shim that adds latency to fsync, to read submitLead against a slower disk)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import * as http from 'node:http'
 import * as net from 'node:net'
 import * as os from 'node:os'
@@ -160,7 +175,7 @@ async function startServer(
 ): Promise<Server> {
   const fd = openSync(logFile, append ? 'a' : 'w')
   const started = performance.now()
-  const child = spawn(process.execPath, nodeArgs, { cwd: root, env, stdio: ['ignore', fd, fd] })
+  const child = spawn(process.execPath, nodeArgs, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', fd, fd] })
   closeSync(fd)
   children.add(child)
   child.once('exit', () => children.delete(child))
@@ -208,11 +223,19 @@ function apiEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
 }
 
 const PROBE = '/.well-known/oauth-authorization-server'
+const apiNodeArgs = (args.get('api-node-args') ?? '').split(/\s+/).filter(Boolean)
+const childEnv: Record<string, string> = Object.fromEntries(
+  (args.get('child-env') ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+)
 const cpuProf = args.has('cpu-prof')
 const profDir = join(benchDir, 'profiles')
 
 function startApi(name: string, dataDir: string, port: number, logFile: string, append = false): Promise<Server> {
   const flags = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
+  flags.push(...apiNodeArgs)
   return startServer(name, [...flags, serverJs], apiEnv(port, dataDir), port, logFile, PROBE, append)
 }
 
@@ -241,6 +264,30 @@ function machineBusy(): number {
 
 const MB = 1024 * 1024
 const mb = (b: number) => Math.round((b / MB) * 10) / 10
+
+/**
+ * fsync latency of the disk under `dir`: 4 KiB write + fdatasync, `n` times. Group commit pays
+ * off in proportion to this, so the submitLead ratio is read against it.
+ */
+function fsyncProbe(dir: string, n = 400): { p50Us: number; p99Us: number } {
+  const file = join(dir, 'fsync-probe.bin')
+  const fd = openSync(file, 'w')
+  const block = Buffer.alloc(4096, 7)
+  const times = new Float64Array(n)
+  try {
+    for (let i = 0; i < n; i++) {
+      const t = performance.now()
+      writeSync(fd, block, 0, block.length, (i % 256) * block.length)
+      fdatasyncSync(fd)
+      times[i] = (performance.now() - t) * 1000
+    }
+  } finally {
+    closeSync(fd)
+    rmSync(file, { force: true })
+  }
+  times.sort()
+  return { p50Us: percentile(times, 0.5), p99Us: percentile(times, 0.99) }
+}
 
 interface IdleRss {
   /** RSS 2 s after the first answered request, bytes. */
@@ -476,6 +523,9 @@ async function main(): Promise<void> {
     writeFileSync(join(profDir, '.gitignore'), '*\n')
   }
   const results: Record<string, unknown> = {}
+  const fsync: Record<string, { p50Us: number; p99Us: number }> = { start: fsyncProbe(tmp) }
+  results.fsync = fsync
+  log(`disk: 4 KiB write + fdatasync p50 ${fmt(fsync.start?.p50Us ?? Number.NaN)} µs, p99 ${fmt(fsync.start?.p99Us ?? Number.NaN)} µs`)
   const ops: Record<string, OpResult> = {}
   const targets: Target[] = []
 
@@ -564,6 +614,7 @@ async function main(): Promise<void> {
       })
       const apiDb = join(tmp, 'api-data', 'studio.db')
       const before = { api: countRows(apiDb), naive: countRows(naiveDb) }
+      fsync.beforeSubmitLead = fsyncProbe(tmp)
       ops.submitLead = await compare(
         'submitLead',
         { server: api, options: { requests: [leadRequest('/scripts/enquiry_backend.php', auth)] } },
@@ -576,6 +627,8 @@ async function main(): Promise<void> {
         naive: ops.submitLead.baseline?.rounds.reduce((a, r) => a + r.ok, 0) ?? 0,
       }
       const stored = { api: countRows(apiDb) - before.api, naive: countRows(naiveDb) - before.naive }
+      fsync.afterSubmitLead = fsyncProbe(tmp)
+      log(`disk: fdatasync p50 ${fmt(fsync.beforeSubmitLead.p50Us)} µs before submitLead, ${fmt(fsync.afterSubmitLead.p50Us)} µs after`)
       results.submitLeadDurability = { acknowledgedInRounds: acked, storedIncludingWarmup: stored }
       log(`submitLead: stored api ${stored.api} (acked in rounds ${acked.api}), naive ${stored.naive} (acked ${acked.naive})`)
       if (stored.api < acked.api || stored.naive < acked.naive) throw new Error('submitLead: fewer leads stored than acknowledged')
@@ -651,6 +704,8 @@ async function main(): Promise<void> {
       loadAverageAfter: os.loadavg(),
     },
     settings: {
+      childEnv,
+      apiNodeArgs,
       connections: CONNECTIONS,
       durationS: DURATION,
       warmupS: WARMUP,
@@ -663,6 +718,7 @@ async function main(): Promise<void> {
       'req/s counts 2xx responses; p50/p99 are exact percentiles of 2xx latencies (ms) seen by autocannon; figures are medians of the rounds, non-2xx and errors are totals',
       'cpuUsPerReq: server CPU time (user+system, all threads) per 2xx response; steadier than req/s when the machine is shared',
       'serverCpu / genCpu / otherCpu: cores used by the server / by this process (autocannon) / by everything else (other processes, kernel networking) during a run; all share the machine',
+      "fsync: 4 KiB write + fdatasync latency of the temp folder's disk; group commit (submitLead) gains in proportion to it, so read the submitLead ratio against it",
       'operations run in the order getProjects, getLeads, issueToken, submitLead so getLeads reads a log of exactly logSeed leads',
     ],
     ops,
@@ -670,8 +726,14 @@ async function main(): Promise<void> {
     targets,
     pass: targets.every((t) => t.pass !== false),
   }
-  writeFileSync(join(benchDir, 'results.json'), `${JSON.stringify(out, null, 2)}\n`)
-  log(`wrote ${relative(root, join(benchDir, 'results.json'))}`)
+  // A partial or experimental run (--only, --server, --cpu-prof, ...) does not overwrite the
+  // reference results.json: it goes to results-<time>.json (git-ignored), or to --out.
+  const experimental = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args'].some((a) => args.has(a))
+  const outFile = args.has('out')
+    ? resolve(args.get('out') ?? '')
+    : join(benchDir, experimental ? `results-${out.when.replace(/[:.]/g, '-')}.json` : 'results.json')
+  writeFileSync(outFile, `${JSON.stringify(out, null, 2)}\n`)
+  log(`wrote ${relative(root, outFile)}`)
 }
 
 async function memoryRun(tmp: string, targets: Target[]) {

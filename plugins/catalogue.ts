@@ -14,8 +14,8 @@ export type Project = components['schemas']['Project']
 
 export interface CatalogueView {
   etag: string
-  /** The 200 body, serialized once. */
-  body: string
+  /** The 200 body, serialized and UTF-8 encoded once (a string would be re-encoded per response). */
+  body: Buffer
   projects: Project[]
 }
 
@@ -80,7 +80,7 @@ export default fp<{ config: Config }>(
         return
       }
       const projects = (published.projects as Project[]).map((p) => withAbsoluteUrls(p, config.publicBaseUrl))
-      view = { etag: `"${published.etag}"`, body: JSON.stringify(projects), projects }
+      view = { etag: `"${published.etag}"`, body: Buffer.from(JSON.stringify(projects)), projects }
     }
     await load()
 

@@ -32,9 +32,9 @@ export default fp(
       lifecycle.closing = true
     })
     // preParsing: after rate limiting (so the headers are there), before any body is read.
-    app.addHook('preParsing', async (_request, _reply, payload) => {
-      if (lifecycle.closing) throw shuttingDown()
-      return payload
+    app.addHook('preParsing', (_request, _reply, payload, done) => {
+      if (lifecycle.closing) done(shuttingDown())
+      else done(null, payload)
     })
 
     app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }))

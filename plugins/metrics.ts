@@ -50,14 +50,23 @@ export default fp(
       registers: [registry],
     })
 
-    app.addHook('onResponse', async (request, reply) => {
+    // Labelled children, made once per (operation, status): label hashing is off the hot path.
+    const children = new Map<string, { count: ReturnType<Counter['labels']>; time: ReturnType<Histogram['labels']> }>()
+    app.addHook('onResponse', (request, reply, done) => {
       const operation =
         (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? request.routeOptions.url ?? 'unmatched'
       const status = String(reply.statusCode)
-      requests.inc({ operation, status })
-      latency.observe({ operation, status }, reply.elapsedTime / 1000)
+      const key = `${operation} ${status}`
+      let child = children.get(key)
+      if (!child) {
+        child = { count: requests.labels(operation, status), time: latency.labels(operation, status) }
+        children.set(key, child)
+      }
+      child.count.inc()
+      child.time.observe(reply.elapsedTime / 1000)
       if (reply.statusCode === 429) rejections.inc({ operation })
       if (operation === 'issueToken') tokens.inc({ outcome: reply.statusCode === 200 ? 'issued' : (request.errorCode ?? status) })
+      done()
     })
 
     app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 
 export default fp(
   async (app) => {
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {
           method: request.method,
@@ -16,6 +16,7 @@ export default fp(
         },
         'request',
       )
+      done()
     })
   },
   { name: 'request-log', fastify: '5.x' },

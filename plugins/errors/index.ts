@@ -100,9 +100,11 @@ export default fp<{ version: string }>(
       methodsByPath.set(route.url, set)
     })
 
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback-style hooks here and in the other per-request hooks: no promise per request.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-api-version', version)
       reply.header('x-request-id', request.id)
+      done()
     })
 
     app.setErrorHandler((err: FastifyError | Error, request, reply) => {
