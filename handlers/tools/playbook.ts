@@ -4,48 +4,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
 import type { Project } from '../../plugins/catalogue.js'
+import type { Phase, Playbook, PlaybookProject, PlaybookStyle, PlaybookView } from './playbook-view.js'
 import { matchKey } from './types.js'
 
-export interface Phase {
-  id: string
-  name: string
-  summary: string
-  deliverables: string[]
-  duration_weeks: { min: number; max: number }
-}
+export type { Phase, Playbook, PlaybookProject, PlaybookStyle, PlaybookView } from './playbook-view.js'
 
-export interface PlaybookStyle {
-  name: string
-  description: string
-  palette: string[]
-}
-
-export interface Playbook {
-  studio: { name: string; tagline: string }
-  phases: Phase[]
-  styles: PlaybookStyle[]
-}
-
-export interface PlaybookProject {
-  id: string
-  title: string
-  designer: string
-  city: string
-  country: string
-  year: number
-  area_sqm: number
-  image: { url: string; alt: string } | null
-  page_url: string
-}
-
-export interface PlaybookView {
-  studio: { name: string; tagline: string }
-  phases: Phase[]
-  styles: (PlaybookStyle & { projects: PlaybookProject[] })[]
-  filter: { style: string | null; location: string | null }
-}
-
-/** Signature projects shown per style, newest first. */
 /** Projects shown per style: a short overview of every style, more once the user narrows it down. */
 export const SIGNATURE_PROJECTS_PER_STYLE = 6
 export const OVERVIEW_PROJECTS_PER_STYLE = 3

@@ -7,6 +7,7 @@
  */
 import '../shared/base.css'
 import './playbook.css'
+import type { Phase, PlaybookProject, PlaybookView } from '../../handlers/tools/playbook-view.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   type CallToolResult,
@@ -24,36 +25,10 @@ import {
 // Data contract (structuredContent of show_playbook)
 // ---------------------------------------------------------------------------
 
-interface Phase {
-  id: string
-  name: string
-  summary: string
-  deliverables: string[]
-  duration_weeks: { min: number; max: number }
-}
-interface Project {
-  id: string
-  title: string
-  designer: string
-  city: string
-  country: string
-  year: number
-  area_sqm: number
-  image: { url: string; alt: string } | null
-  page_url: string
-}
-interface Style {
-  name: string
-  description: string
-  palette: string[]
-  projects: Project[]
-}
-interface Playbook {
-  studio: { name: string; tagline: string }
-  phases: Phase[]
-  styles: Style[]
-  filter: { style: string | null; location: string | null }
-}
+// The server's own types (type-only: nothing of the server is bundled into the view).
+type Playbook = PlaybookView
+type Style = PlaybookView['styles'][number]
+type Project = PlaybookProject
 
 const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d)
 const num = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : d)

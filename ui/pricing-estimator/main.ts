@@ -7,6 +7,7 @@
  */
 import '../shared/base.css'
 import './pricing.css'
+import type { Estimate, PriceRange } from '../../handlers/pricing/estimate.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   connectApp,
@@ -24,26 +25,9 @@ import {
 // Data contract
 // ---------------------------------------------------------------------------
 
-interface Range {
-  low: number
-  high: number
-}
-interface Config {
-  area_sqm: number
-  rooms: number
-  service_level: string
-  style: string | null
-  city: string | null
-}
-interface Estimate {
-  currency: string
-  low: number
-  high: number
-  breakdown: { design_fee: Range; furnishings: Range; works: Range }
-  input: Config
-  factors: { style: number; city: number; rooms: number }
-  assumptions: string[]
-}
+// The server's own types (type-only: nothing of the server is bundled into the view).
+type Range = PriceRange
+type Config = Estimate['input']
 interface ServiceLevel {
   id: string
   name: string
@@ -80,7 +64,7 @@ function parseEstimate(v: unknown): Estimate | null {
   const b = isRecord(v.breakdown) ? v.breakdown : {}
   const f = isRecord(v.factors) ? v.factors : {}
   return {
-    currency: str(v.currency, 'EUR'),
+    currency: 'EUR', // the only currency the studio quotes in (Estimate.currency)
     low: v.low,
     high: v.high,
     breakdown: { design_fee: range(b.design_fee), furnishings: range(b.furnishings), works: range(b.works) },
