@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { loadSpec } from './plugins/spec.js'
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>
@@ -16,7 +17,10 @@ async function main(): Promise<void> {
     throw err
   }
 
+  // Log lines are written in batches of up to 4 KiB, and at least every second, so a quiet
+  // server's lines still show promptly; everything left is flushed on exit.
   const logDestination = pino.destination({ sync: false, minLength: 4096 })
+  setInterval(() => logDestination.flush(), 1000).unref()
   process.on('exit', () => logDestination.flushSync())
   const app = await buildApp(config, {
     // No redaction pass: nothing logs headers, bodies or credentials in the first place (request-log
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
   })
 
   await app.listen({ host: config.host, port: config.port })
-  app.log.info({ version: '1.3.0', url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs` }, 'studio-api ready')
+  app.log.info({ version: loadSpec().info.version, url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs` }, 'studio-api ready')
 }
 
 main().catch((err: Error) => {

@@ -122,34 +122,27 @@ async function killDuringSubmissions(t: Test, env: Record<string, string>): Prom
   t.equal(await server.stop(), 0)
 }
 
+/** Throwaway PostgreSQL servers need the server binaries, and root to run them as postgres. */
+const needsPostgres = (t: Test): boolean =>
+  requirePart(
+    t,
+    canRunPostgres(),
+    'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
+    'apt-get install postgresql',
+  )
+
 t.test('kill -9 during 2,000 concurrent submissions: SQLite', async (t) => {
   await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })
 })
 
 t.test('kill -9 during 2,000 concurrent submissions: PostgreSQL', async (t) => {
-  if (
-    !requirePart(
-      t,
-      canRunPostgres(),
-      'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
-      'apt-get install postgresql',
-    )
-  )
-    return
+  if (!needsPostgres(t)) return
   const pg = await throwawayPostgres(t)
   await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
 })
 
 t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing acknowledged lost', async (t) => {
-  if (
-    !requirePart(
-      t,
-      canRunPostgres(),
-      'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
-      'apt-get install postgresql',
-    )
-  )
-    return
+  if (!needsPostgres(t)) return
   const pg = await throwawayPostgres(t)
   const secrets = sharedSecrets()
   const server = await startServer(t, {
