@@ -12,7 +12,11 @@ export default fp<{ spec: OpenApiDocument }>(
       reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(json),
     )
     await app.register(swagger, { mode: 'static', specification: { document: structuredClone(spec) as never } })
-    await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
+    await app.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, tryItOutEnabled: true },
+      theme: { title: `${spec.info.title} ${spec.info.version} reference` },
+    })
   },
   { name: 'docs', fastify: '5.x', dependencies: ['rate-limit'] },
 )
