@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import { idempotencyCutoff, LeadIntake } from './handlers/leads/intake.js'
 import auth from './plugins/auth/index.js'
 import catalogue from './plugins/catalogue.js'
+import cors from './plugins/cors.js'
 import docs from './plugins/docs.js'
 import errors from './plugins/errors/index.js'
 import health from './plugins/health.js'
@@ -27,6 +28,7 @@ export interface BuildOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000
 
 /**
  * The spec as this deployment serves it: with the operator's anonymous switch on, operations
@@ -76,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(rateLimit, { config })
   await app.register(errors, { version: spec.info.version })
   await app.register(health)
+  await app.register(cors, { config })
   await app.register(formbody)
   await app.register(catalogue, { config })
 
@@ -84,6 +87,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Runs before the store plugin's onClose (hooks run in reverse): every acknowledged lead is
   // committed before the connection closes.
   app.addHook('onClose', async () => writer.flush())
+
+  // Idempotency keys live 24 h; expired ones are swept hourly (and are ignored until then).
+  const sweep = setInterval(() => {
+    app.store.leads
+      .sweepIdempotency(idempotencyCutoff())
+      .then((n) => n > 0 && app.log.info({ removed: n }, 'expired idempotency keys swept'))
+      .catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'idempotency sweep failed; retrying next hour'))
+  }, IDEMPOTENCY_SWEEP_MS)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
 
   const deps = { config, store: app.store, auth: app.auth, catalogue: app.catalogue, intake, authFailures: app.authFailures }
   await app.register(routes, { config, spec, effectiveSpec: served, deps })

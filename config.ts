@@ -51,6 +51,8 @@ export interface Config {
   redisUrl: string | undefined
   /** Prefix of this deployment's Redis keys. */
   redisPrefix: string
+  /** Browser origins allowed to call the API (CORS); empty: CORS off. */
+  corsOrigins: string[]
 }
 
 const schema = {
@@ -77,6 +79,7 @@ const schema = {
     DB_POOL_MAX: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_-]{1,64}$', default: 'studio-api:' },
+    CORS_ORIGINS: { type: 'string', pattern: '^(|https?://[^/,\\s]+(\\s*,\\s*https?://[^/,\\s]+)*)$', default: '' },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
@@ -109,6 +112,7 @@ interface Env {
   DB_POOL_MAX: number
   REDIS_URL?: string
   REDIS_PREFIX: string
+  CORS_ORIGINS: string
 }
 
 /**
@@ -132,11 +136,23 @@ export function parseRateLimits(text: string): Record<string, RateLimitOverride>
   return out
 }
 
+/** What a variable checked by a pattern should look like, in words. */
+const expected: Record<string, string> = {
+  PUBLIC_HOST: 'a host name, optionally with a port, such as api.studio.example',
+  PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.studio.example',
+  BOOTSTRAP_CLIENT_ID: '3 to 64 letters, digits, dots, dashes or underscores',
+  DATABASE_URL: 'a PostgreSQL URL such as postgres://user:password@host:5432/studio',
+  REDIS_URL: 'a Redis URL such as redis://host:6379',
+  REDIS_PREFIX: '1 to 64 letters, digits, colons, dashes or underscores',
+  CORS_ORIGINS: 'comma-separated origins such as https://studio.example,https://www.studio.example',
+}
+
 function ajvMessage(err: unknown): string {
-  const e = err as { errors?: { instancePath: string; message?: string; params?: Record<string, unknown> }[] }
+  const e = err as { errors?: { instancePath: string; keyword?: string; message?: string; params?: Record<string, unknown> }[] }
   const first = e.errors?.[0]
   if (!first) return String((err as Error).message)
   const name = first.instancePath.replace(/^\//, '') || String(first.params?.missingProperty ?? '')
+  if (first.keyword === 'pattern' && expected[name]) return `${name} must be ${expected[name]}`
   return `${name} ${first.message ?? 'is invalid'}`
 }
 
@@ -172,6 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: raw.DB_POOL_MAX,
     redisUrl: raw.REDIS_URL,
     redisPrefix: raw.REDIS_PREFIX,
+    corsOrigins: raw.CORS_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   })
 }
 
@@ -201,6 +220,7 @@ export function createConfig(partial: Partial<Config> = {}): Config {
     dbPoolMax: 10,
     redisUrl: undefined,
     redisPrefix: 'studio-api:',
+    corsOrigins: [],
     ...partial,
   }
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(projectRoot, config.dataDir)
