@@ -241,3 +241,22 @@ t.test('Redis stops: the API keeps answering, and limits per instance until it i
   t.equal(shared?.headers.get('x-ratelimit-remaining'), '3', 'counting returns to Redis when it is back')
   t.equal(await server.stop(), 0)
 })
+
+t.test('SIGTERM under load: in-flight requests finish, exit 0, nothing acknowledged lost', async (t) => {
+  const secrets = sharedSecrets()
+  const base = { ...secrets, DATA_DIR: `${t.testdir({ data: {} })}/data`, RATE_LIMITS: 'submitLead=1000000, getLeads=1000000' }
+  let server = await startServer(t, base)
+  const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
+  let stopped: Promise<number | null> | undefined
+  const outcome = await submitMany(server.url, token, 1000, 50, (count) => {
+    if (count === 200 && !stopped) stopped = server.stop()
+  })
+  t.equal(await stopped, 0, 'exits 0 after draining')
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(outcome.statuses))}`)
+  t.notOk(outcome.statuses.has(500), 'no 500 answered')
+  const refusals = [...outcome.statuses.keys()].filter((s) => s !== 200 && s !== 503 && s !== 'connection error')
+  t.same(refusals, [], 'every request got a receipt, a 503 service_unavailable, or no connection')
+  server = await startServer(t, { ...base, PORT: String(server.port) })
+  checkLog(t, await readLog(server.url, token), outcome.acked, 1000)
+  t.equal(await server.stop(), 0)
+})
