@@ -2,6 +2,7 @@
 // listening on a port: resources (the two app views), tools (every one called), the lead path
 // shared with HTTP, the OAuth resource-server behaviour (401 / 403 challenges, RFC 9728 metadata),
 // the project pages, and what reaches the logs.
+
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -13,7 +14,7 @@ import t, { type Test } from 'tap'
 import type { BuildOptions } from '../app.js'
 import type { Config } from '../config.js'
 import { estimatePrice, loadPricingModel, pricingOptions } from '../handlers/pricing/estimate.js'
-import { loadPlaybook } from '../handlers/tools/playbook.js'
+import { loadPlaybook, OVERVIEW_PROJECTS_PER_STYLE } from '../handlers/tools/playbook.js'
 import { loadViews } from '../plugins/mcp/views.js'
 import { call, leadOf, newClient, testApp, tokenFor } from './helpers/app.js'
 
@@ -291,7 +292,7 @@ for (const mode of ['legacy', 'auto'] as const) {
     )
     for (const s of styles) {
       t.same(Object.keys(s).sort(), ['description', 'name', 'palette', 'projects'])
-      t.ok(s.projects.length > 0 && s.projects.length <= 6, `${s.name}: signature projects`)
+      t.ok(s.projects.length > 0 && s.projects.length <= OVERVIEW_PROJECTS_PER_STYLE, `${s.name}: signature projects (overview)`)
       for (const p of s.projects) {
         const source = projects.find((x) => x.id === p.id)
         t.ok(source?.styles.includes(s.name), `${p.id} is a ${s.name} project`)

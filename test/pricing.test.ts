@@ -28,7 +28,25 @@ const STYLES = [
   'Scandinavian Minimalism',
   'Industrial Loft',
 ]
-const CITIES = ['London', 'Paris', 'Milan', 'Como', 'Copenhagen', 'Kyoto', 'Lisbon', 'New York', 'Barcelona', 'Dubai', 'Geneva']
+const CITIES = [
+  'London',
+  'Paris',
+  'Milan',
+  'Como',
+  'Copenhagen',
+  'Kyoto',
+  'Lisbon',
+  'New York',
+  'Barcelona',
+  'Dubai',
+  'Geneva',
+  // Every city of the catalogue is priced (test/data.test.ts checks the files agree).
+  'Berlin',
+  'Deià',
+  'Los Angeles',
+  'Stockholm',
+  'Tokyo',
+]
 
 const est = (input: EstimateInput): Estimate => estimatePrice(model, input)
 const factorOf = (table: Record<string, number>, name: string): number => {

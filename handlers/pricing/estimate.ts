@@ -15,6 +15,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { matchKey } from '../names.js'
 
 export interface PriceRange {
   low: number
@@ -142,8 +143,8 @@ function factorTable(root: Record<string, unknown>, key: string, listKey: string
   for (const name of Object.keys(list)) {
     const path = `${key}.${listKey}.${name}`
     if (name.trim() === '' || name.trim() !== name) fail(path, 'name must be non-empty with no surrounding whitespace')
-    const norm = normalizeName(name)
-    if (seen.has(norm)) fail(path, 'duplicates another name (names are matched case-insensitively)')
+    const norm = matchKey(name)
+    if (seen.has(norm)) fail(path, 'duplicates another name (names are matched ignoring case, accents and punctuation)')
     seen.add(norm)
     entries[name] = num(list, name, path, { minExclusive: 0, max: 10 })
   }
@@ -268,17 +269,13 @@ export function loadPricingModel(path?: string): PricingModel {
 // Estimation (pure)
 // ---------------------------------------------------------------------------
 
-function normalizeName(s: string): string {
-  return s.trim().replace(/\s+/g, ' ').toLowerCase()
-}
-
 function lookup(table: Record<string, number>, fallback: number, field: string, value: unknown): { name: string | null; factor: number } {
   if (value === undefined || value === null) return { name: null, factor: fallback }
   const names = Object.keys(table)
   const hint = `${field} must be one of: ${names.join(', ')} (or omitted)`
   if (typeof value !== 'string') throw new EstimateError(field, hint)
-  const wanted = normalizeName(value)
-  const name = names.find((n) => normalizeName(n) === wanted)
+  const wanted = matchKey(value)
+  const name = wanted === '' ? undefined : names.find((n) => matchKey(n) === wanted)
   const factor = name === undefined ? undefined : table[name]
   if (name === undefined || factor === undefined) {
     throw new EstimateError(field, `unknown ${field} ${JSON.stringify(value)}; ${hint}`)
@@ -328,9 +325,9 @@ export function estimatePrice(model: PricingModel, input: EstimateInput): Estima
   if (rawLevel === undefined || rawLevel === null) {
     level = model.service_levels.find((l) => l.id === model.default_service_level)
   } else if (typeof rawLevel === 'string') {
-    // Accept the id or the display name, case-insensitively ("Full Service", "full_service", "FULL-SERVICE").
-    const wanted = normalizeName(rawLevel).replace(/[\s_]+/g, '-')
-    level = model.service_levels.find((l) => l.id === wanted || normalizeName(l.name).replace(/\s+/g, '-') === wanted)
+    // Accept the id or the display name ("Full Service", "full_service", "FULL-SERVICE").
+    const wanted = matchKey(rawLevel)
+    level = wanted === '' ? undefined : model.service_levels.find((l) => matchKey(l.id) === wanted || matchKey(l.name) === wanted)
   }
   if (level === undefined) {
     const what = typeof rawLevel === 'string' ? `unknown service_level ${JSON.stringify(rawLevel)}; ` : ''

@@ -1,8 +1,9 @@
 // list_projects: the published catalogue (the Project records of GET /project_metadata.json),
 // optionally filtered. Needs read:projects, like getProjects.
 import * as z from 'zod'
+import { matchKey } from '../names.js'
 import { cityMatches, countryMatches, countryName, knownLocations, projectPageUrl } from './playbook.js'
-import { failure, matchKey, success, type ToolModule } from './types.js'
+import { failure, success, type ToolModule } from './types.js'
 
 const schema = (styles: string[]) =>
   z.object({

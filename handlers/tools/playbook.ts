@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
 import type { Project } from '../../plugins/catalogue.js'
+import { matchKey } from '../names.js'
 import type { Phase, Playbook, PlaybookProject, PlaybookStyle, PlaybookView } from './playbook-view.js'
-import { matchKey } from './types.js'
 
 export type { Phase, Playbook, PlaybookProject, PlaybookStyle, PlaybookView } from './playbook-view.js'
 

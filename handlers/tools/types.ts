@@ -64,15 +64,6 @@ export function failure(message: string, hint?: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true }
 }
 
-/** Case, accents, spaces and punctuation do not matter when matching names ("mid century" = "Mid-Century"). */
-export function matchKey(s: string): string {
-  return s
-    .normalize('NFD')
-    .replace(/\p{Diacritic}/gu, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, '')
-}
-
 /** Only the keys whose value is defined (exactOptionalPropertyTypes-friendly). */
 export function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> }
