@@ -26,8 +26,7 @@ export function rateLimitFor(op: Operation, config: Config, allowAnonymous: bool
  * Before the body is read: a body the operation requires must be there, in a content type the
  * spec declares for it (Fastify would otherwise parse text/plain and skip validation).
  */
-export function bodyGuard(op: Operation) {
-  const types = Object.keys(op.requestBody?.content ?? {})
+export function bodyGuard(types: readonly string[]) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
     const length = request.headers['content-length']
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
@@ -74,7 +73,7 @@ export default fp<{ config: Config; spec: OpenApiDocument; effectiveSpec: OpenAp
       const rateLimit = rateLimitFor(op, config, allowAnonymous)
       if (rateLimit && options.config) options.config.rateLimit = rateLimit
       if (op['x-body-limit'] !== undefined) options.bodyLimit = op['x-body-limit']
-      if (op.requestBody) options.preParsing = [bodyGuard(op)]
+      if (op.requestBody) options.preParsing = [bodyGuard(Object.keys(op.requestBody.content))]
       // glue adds method, url, schema and the security preHandler to these options.
       return options as RouteOptions
     }

@@ -120,6 +120,20 @@ t.test(
   },
 )
 
+t.test('a body that is not JSON (or no body) is refused before it is read, like any operation body', async (t) => {
+  const { app } = await live(t)
+  const { token } = await tokenFor(app, ['read:projects'])
+  const auth = { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' }
+  const text = await app.inject({ method: 'POST', url: '/mcp', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'hello' })
+  t.equal(text.statusCode, 415)
+  t.equal(text.json().code, 'unsupported_media_type')
+  t.match(text.json().hint, /application\/json/)
+  const empty = await app.inject({ method: 'POST', url: '/mcp', headers: auth })
+  t.equal(empty.statusCode, 400)
+  t.equal(empty.json().code, 'invalid_request')
+  t.match(empty.json().hint, /application\/json/)
+})
+
 t.test('without a valid token /mcp answers 401 with the resource-metadata challenge and the Error body', async (t) => {
   const { app, base } = await live(t)
   const metadata = `${base}/.well-known/oauth-protected-resource/mcp`

@@ -13,7 +13,7 @@ import type { ClientRow } from '../store/clients.js'
 import { ClientStatusCache } from './client-status.js'
 import { createClient } from './clients-admin.js'
 import { loadSigningKey } from './keys.js'
-import { ALL_SCOPES, accessTokenClaimsProblem, missingScopes, parseBearer, tokenFailureHint } from './rules.js'
+import { ALL_SCOPES, accessTokenClaimsProblem, bearerChallenge, missingScopes, parseBearer, tokenFailureHint } from './rules.js'
 import { hashSecret, loadPepper, secretMatches } from './secrets.js'
 
 export interface Principal {
@@ -75,10 +75,12 @@ const DUMMY_HASH = '0'.repeat(64)
 
 /** RFC 6750 §3.1: the error code only when credentials were presented and refused. */
 function unauthorized(scheme: string, hint: string, presented: boolean): AppError {
-  const challenge =
-    scheme === 'OAuth2' && presented
-      ? `Bearer realm="${REALM}", error="invalid_token", error_description="${hint.replaceAll('"', "'")}"`
-      : `Bearer realm="${REALM}"`
+  const refused = scheme === 'OAuth2' && presented
+  const challenge = bearerChallenge({
+    realm: REALM,
+    error: refused ? 'invalid_token' : undefined,
+    error_description: refused ? hint : undefined,
+  })
   return new AppError('unauthorized', 'This operation needs a valid access token.', hint, { 'www-authenticate': challenge })
 }
 
@@ -179,7 +181,7 @@ export default fp<{ config: Config }>(
             scheme === 'OAuth2'
               ? `request the scope ${missing.join(' ')} when you ask for a token (the client must be allowed it)`
               : `use an API key created with the scope ${missing.join(' ')}`,
-            { 'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scopes.join(' ')}"` },
+            { 'www-authenticate': bearerChallenge({ realm: REALM, error: 'insufficient_scope', scope: scopes.join(' ') }) },
           )
         }
         const presented = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined

@@ -91,3 +91,14 @@ export function tokenFailureHint(code: string | undefined): string {
       return 'the access token is not valid here; request a new one from /api/token'
   }
 }
+
+/** An RFC 7230 quoted-string value (quotes and backslashes become ', non-ASCII a space). */
+const quoted = (s: string): string => `"${s.replaceAll(/[\\"]/g, "'").replaceAll(/[^\u0020-\u007E]/g, ' ')}"`
+
+/** An RFC 6750 `WWW-Authenticate: Bearer …` challenge; parameters left undefined are omitted. */
+export function bearerChallenge(params: Record<string, string | undefined>): string {
+  const parts = Object.entries(params)
+    .filter((e): e is [string, string] => e[1] !== undefined)
+    .map(([k, v]) => `${k}=${quoted(v)}`)
+  return parts.length > 0 ? `Bearer ${parts.join(', ')}` : 'Bearer'
+}

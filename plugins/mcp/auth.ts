@@ -10,6 +10,7 @@
 // Both answer with the API's Error body.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
+import { bearerChallenge as challenge } from '../auth/rules.js'
 import { AppError } from '../errors/codes.js'
 
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource/mcp'
@@ -27,16 +28,6 @@ export function protectedResourceMetadata(config: Config, scopes: readonly strin
     resource_name: resourceName,
     resource_documentation: `${config.publicBaseUrl}/docs`,
   }
-}
-
-/** An RFC 7230 quoted-string value. */
-const quoted = (s: string): string => `"${s.replaceAll(/[\\"]/g, "'").replaceAll(/[^\u0020-\u007E]/g, ' ')}"`
-
-function challenge(params: Record<string, string | undefined>): string {
-  const parts = Object.entries(params)
-    .filter((e): e is [string, string] => e[1] !== undefined)
-    .map(([k, v]) => `${k}=${quoted(v)}`)
-  return `Bearer ${parts.join(', ')}`
 }
 
 export function requireToken(config: Config) {
@@ -97,17 +88,4 @@ export function requireToolScopes(config: Config, toolScopes: ReadonlyMap<string
       },
     )
   }
-}
-
-/** MCP messages are JSON-RPC in JSON; anything else is refused before the body is read. */
-export async function requireJson(request: FastifyRequest, _reply: FastifyReply, payload: unknown) {
-  const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
-  if (mediaType !== 'application/json') {
-    throw new AppError(
-      'unsupported_media_type',
-      mediaType ? `The MCP endpoint does not accept ${mediaType} bodies.` : 'The request body has no Content-Type.',
-      'send the JSON-RPC message as application/json, with that Content-Type header',
-    )
-  }
-  return payload
 }

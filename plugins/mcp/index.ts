@@ -11,12 +11,12 @@ import { loadPricingModel } from '../../handlers/pricing/estimate.js'
 import type { ToolDeps } from '../../handlers/tools/index.js'
 import { loadPlaybook } from '../../handlers/tools/playbook.js'
 import { ALL_SCOPES, parseBearer } from '../auth/rules.js'
+import { bodyGuard } from '../routes.js'
 import { loadSpec } from '../spec.js'
 import {
   mcpResource,
   PROTECTED_RESOURCE_PATH,
   protectedResourceMetadata,
-  requireJson,
   requireToken,
   requireToolScopes,
   resourceMetadataUrl,
@@ -117,7 +117,8 @@ export default fp<{ config: Config; deps: Deps }>(
         bodyLimit: MCP_BODY_LIMIT,
         config: { rateLimit: { max: override.max ?? MCP_RATE_LIMIT.max, timeWindow: override.window ?? MCP_RATE_LIMIT.window } },
         // After onRequest (caller resolved, rate limit applied), before the body is read.
-        preParsing: [requireToken(config), requireJson],
+        // JSON-RPC in a JSON body, refused otherwise like every operation's body (plugins/routes.ts).
+        preParsing: [requireToken(config), bodyGuard(['application/json'])],
         preHandler: async (request) => (await load()).checkScopes(request),
       },
       async (request, reply) => {
