@@ -2,7 +2,7 @@
 // PostgreSQL in a fresh schema), so the repositories mean the same thing on both.
 import t, { type Test } from 'tap'
 import { createConfig } from '../config.js'
-import { openStore, type Store } from '../plugins/store/open.js'
+import { openStore } from '../plugins/store/open.js'
 import { freshSchemaUrl } from './helpers/app.js'
 import { requirePart } from './helpers/processes.js'
 
@@ -20,14 +20,17 @@ async function pgReachable(): Promise<boolean> {
   }
 }
 
-const backends: { name: string; open: (t: Test) => Promise<Store | undefined> }[] = [
+type StoreConfig = Parameters<typeof openStore>[0]
+
+/** Each backend gives the configuration of a fresh store (undefined: not available here). */
+const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undefined> }[] = [
   {
     name: 'sqlite',
-    open: async (t) => openStore(createConfig({ dataDir: t.testdir({}) })),
+    config: async (t) => createConfig({ dataDir: t.testdir({}) }),
   },
   {
     name: 'postgres',
-    open: async (t) => {
+    config: async (t) => {
       if (
         !requirePart(
           t,
@@ -37,7 +40,7 @@ const backends: { name: string; open: (t: Test) => Promise<Store | undefined> }[
         )
       )
         return undefined
-      return openStore(createConfig({ dataDir: t.testdir({}), databaseUrl: await freshSchemaUrl(t, PG_BASE) }))
+      return createConfig({ dataDir: t.testdir({}), databaseUrl: await freshSchemaUrl(t, PG_BASE) })
     },
   },
 ]
@@ -54,20 +57,41 @@ const lead = (id: string, s = 0, client: string | null = 'cl_a') => ({
 
 for (const backend of backends) {
   t.test(`store contract: ${backend.name}`, async (t) => {
-    const store = await backend.open(t)
-    if (!store) return
+    const config = await backend.config(t)
+    if (!config) return
+    const store = await openStore(config)
     t.teardown(() => store.close())
     t.equal(store.dialect, backend.name)
 
-    t.test('ping and migrations are idempotent', async (t) => {
+    t.test('ping and migrations are idempotent: reopening migrates nothing and keeps the data', async (t) => {
       await store.ping()
-      if (backend.name === 'sqlite') {
-        // Opening the same database again migrates nothing and keeps the data.
-        const again = await openStore(createConfig({ dataDir: store.location.replace(/\/studio\.db$/, '') }))
-        await again.ping()
-        await again.close()
-      }
-      t.pass('ping answered')
+      const migrated = await store.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .execute()
+      t.same(
+        migrated.map((r) => (r as { name: string }).name),
+        ['001_initial'],
+        'the versioned migrations applied',
+      )
+      await store.clients.create({
+        id: 'cl_keep',
+        name: 'K',
+        scopes: 'read:leads',
+        secret_hash: '1'.repeat(64),
+        created_at: at(0),
+        revoked_at: null,
+      })
+      const again = await openStore(config)
+      t.teardown(() => again.close())
+      await again.ping()
+      const after = await again.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .execute()
+      t.equal(after.length, 1, 'reopening applied no migration twice')
+      t.match(await again.clients.find('cl_keep'), { name: 'K' }, 'reopening kept the data')
+      await store.db.deleteFrom('clients').where('id', '=', 'cl_keep').execute()
     })
 
     t.test('clients: create, find, list, rotate, revoke', async (t) => {
