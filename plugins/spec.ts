@@ -90,3 +90,11 @@ export function componentSchema(spec: OpenApiDocument, name: string): object {
   if (!schema) throw new Error(`spec has no schema ${name}`)
   return deref(spec, schema) as object
 }
+
+/** The scopes the spec's OAuth2 scheme declares (client credentials flow). */
+export function oauthScopes(spec: OpenApiDocument): string[] {
+  const scheme = spec.components.securitySchemes.OAuth2 as { flows?: { clientCredentials?: { scopes?: object } } } | undefined
+  const scopes = Object.keys(scheme?.flows?.clientCredentials?.scopes ?? {})
+  if (scopes.length === 0) throw new Error('spec: the OAuth2 scheme declares no client-credentials scopes')
+  return scopes
+}

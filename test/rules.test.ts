@@ -181,6 +181,6 @@ t.test('secrets: keyed hash, constant-time match', async (t) => {
   t.equal(secretMatches(pepper, secret, hash.toUpperCase()), true, 'hex is read case-insensitively')
 })
 
-t.test('ALL_SCOPES are the spec scopes', async (t) => {
+t.test("ALL_SCOPES: the spec's OAuth2 scheme declares exactly the seed's three scopes", async (t) => {
   t.same([...ALL_SCOPES].sort(), ['read:leads', 'read:projects', 'write:leads'])
 })

@@ -25,8 +25,6 @@ export interface Caller {
 /** The MCP app views (ui:// resources) a tool can render in. */
 export type ViewName = 'playbook' | 'pricing-estimator'
 
-export type Scope = 'read:projects' | 'read:leads' | 'write:leads'
-
 export interface ToolModule<S extends z.ZodObject = z.ZodObject> {
   name: string
   title: string
@@ -35,7 +33,7 @@ export interface ToolModule<S extends z.ZodObject = z.ZodObject> {
   schema(deps: ToolDeps): S
   annotations: ToolAnnotations
   /** The OAuth scope a token needs to call this tool (none: any valid token). */
-  scope?: Scope
+  scope?: string
   /** MCP Apps metadata: the view the result renders in, and who may call the tool. */
   ui?: { view?: ViewName; visibility?: ('model' | 'app')[] }
   /** Runs the tool. Invalid input is answered with `failure(...)` (or by throwing ToolFailure). */

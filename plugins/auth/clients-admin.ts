@@ -11,7 +11,7 @@ export interface IssuedCredentials {
 }
 
 export function checkScopes(scopes: string[]): string[] {
-  const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s))
+  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s))
   if (unknown.length > 0) throw new Error(`unknown scope ${unknown.join(', ')}; scopes are ${ALL_SCOPES.join(', ')}`)
   if (scopes.length === 0) throw new Error(`give at least one scope of ${ALL_SCOPES.join(', ')}`)
   return [...new Set(scopes)]

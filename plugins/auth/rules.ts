@@ -1,7 +1,10 @@
 // Token and scope rules as plain functions: each returns a reason (or a result), never throws,
 // so they are tested without HTTP.
 
-export const ALL_SCOPES = ['read:projects', 'read:leads', 'write:leads'] as const
+import { loadSpec, oauthScopes } from '../spec.js'
+
+/** Every scope there is: the ones the spec's OAuth2 scheme declares. */
+export const ALL_SCOPES: readonly string[] = oauthScopes(loadSpec())
 
 /** Scopes of `required` missing from `granted` (empty: allowed). */
 export function missingScopes(granted: ReadonlySet<string>, required: readonly string[]): string[] {
