@@ -44,5 +44,3 @@ export class AppError extends Error {
       : { code: this.code, message: this.message, hint: this.hint }
   }
 }
-
-export const isAppError = (err: unknown): err is AppError => err instanceof AppError

@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isStorageUnavailable, storageUnavailable } from '../store/unavailable.js'
-import { AppError, type ErrorCode, errorCodes } from './codes.js'
+import { AppError, type ErrorCode } from './codes.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -139,5 +139,3 @@ export default fp<{ version: string }>(
   },
   { name: 'errors', fastify: '5.x', dependencies: ['rate-limit'] },
 )
-
-export { AppError, errorCodes }

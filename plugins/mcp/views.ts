@@ -2,7 +2,6 @@
 // at start-up and served as `ui://{PUBLIC_HOST}/{name}` resources.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server'
 import { type Config, projectRoot } from '../../config.js'
 import type { ViewName } from '../../handlers/tools/index.js'
 
@@ -52,5 +51,3 @@ export function loadViews(config: Config, dir: string = viewsDir): View[] {
     return { name, uri: viewUri(config, name), ...VIEWS[name], html }
   })
 }
-
-export { RESOURCE_MIME_TYPE }
