@@ -1,7 +1,8 @@
 // The store contract: one suite, run against both backends (the embedded SQLite default and
 // PostgreSQL in a fresh schema), so the repositories mean the same thing on both.
+import { spawn } from 'node:child_process'
 import t, { type Test } from 'tap'
-import { createConfig } from '../config.js'
+import { createConfig, projectRoot } from '../config.js'
 import { openStore } from '../plugins/store/open.js'
 import { freshSchemaUrl } from './helpers/app.js'
 import { requirePart } from './helpers/processes.js'
@@ -92,6 +93,23 @@ for (const backend of backends) {
       t.equal(after.length, 1, 'reopening applied no migration twice')
       t.match(await again.clients.find('cl_keep'), { name: 'K' }, 'reopening kept the data')
       await store.db.deleteFrom('clients').where('id', '=', 'cl_keep').execute()
+    })
+
+    t.test('instances starting together on an empty database migrate once', async (t) => {
+      const fresh = await backend.config(t)
+      if (!fresh) return
+      const stores = await Promise.all([openStore(fresh), openStore(fresh), openStore(fresh)])
+      t.teardown(() => Promise.all(stores.map((s) => s.close())))
+      const applied = await stores[0]?.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .execute()
+      t.same(
+        applied?.map((r) => (r as { name: string }).name),
+        ['001_initial'],
+        'one migration row, though three instances raced',
+      )
+      for (const s of stores) await s.ping()
     })
 
     t.test('clients: create, find, list, rotate, revoke', async (t) => {
@@ -206,3 +224,47 @@ for (const backend of backends) {
     })
   })
 }
+
+// The race itself is proven by the in-process test above (it fails without the lock: separate
+// processes rarely overlap within the few milliseconds a migration takes). This one shows the
+// cross-process lock lets processes starting together all open the file, without deadlock.
+t.test('three processes starting together on a fresh SQLite file all open it and migrate once', async (t) => {
+  const dir = t.testdir({
+    'open.mts': `import { openStore } from ${JSON.stringify(`${projectRoot}/plugins/store/open.ts`)}
+// Start together: every process waits for the same instant before it opens the store.
+await new Promise((r) => setTimeout(r, Number(process.argv[3]) - Date.now()))
+const store = await openStore({ dataDir: process.argv[2], databaseUrl: undefined, dbPoolMax: 1 })
+await store.close()
+`,
+  })
+  const dataDir = `${dir}/data`
+  const startAt = String(Date.now() + 2000)
+  const exits = await Promise.all(
+    [1, 2, 3].map(
+      () =>
+        new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', `${dir}/open.mts`, dataDir], { cwd: projectRoot })
+          let stderr = ''
+          child.stderr.on('data', (d) => {
+            stderr += d
+          })
+          child.on('exit', (code) => resolve({ code, stderr }))
+        }),
+    ),
+  )
+  t.same(
+    exits.map((e) => e.code),
+    [0, 0, 0],
+    `every process opened the store${exits.some((e) => e.code !== 0) ? `: ${exits.map((e) => e.stderr).join(' | ')}` : ''}`,
+  )
+  const store = await openStore(createConfig({ dataDir }))
+  t.teardown(() => store.close())
+  const applied = await store.db
+    .selectFrom('kysely_migration' as never)
+    .select('name' as never)
+    .execute()
+  t.same(
+    applied.map((r) => (r as { name: string }).name),
+    ['001_initial'],
+  )
+})

@@ -28,13 +28,43 @@ function openSqlite(dataDir: string): { db: Kysely<Database>; location: string }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const file = join(dataDir, 'studio.db')
   const database = new SQLite(file)
-  // WAL lets readers (the CLI, the log) run beside the writer; synchronous=FULL makes every
-  // commit fsync before it returns, so an acknowledged lead survives a crash or power loss.
+  // Wait for other processes' locks (first, so switching to WAL waits too). WAL lets readers (the
+  // CLI, the log) run beside the writer; synchronous=FULL makes every commit fsync before it
+  // returns, so an acknowledged lead survives a crash or power loss.
+  database.pragma('busy_timeout = 5000')
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')
-  database.pragma('busy_timeout = 5000')
   database.pragma('foreign_keys = ON')
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), location: file }
+}
+
+/**
+ * Kysely takes no migration lock on SQLite, so two instances starting on a fresh file would both
+ * migrate. Migrations of one file therefore run one at a time: within this process (a promise
+ * chain) and across processes (an exclusive transaction on a side file; the others wait for it).
+ */
+const sqliteMigrations = new Map<string, Promise<unknown>>()
+
+function oneMigrationAtATime<T>(file: string, migrate: () => Promise<T>): Promise<T> {
+  const previous = sqliteMigrations.get(file) ?? Promise.resolve()
+  const mine = previous
+    .catch(() => {})
+    .then(async () => {
+      const lock = new SQLite(`${file}-migrate-lock`)
+      try {
+        lock.pragma('busy_timeout = 30000')
+        lock.exec('BEGIN EXCLUSIVE')
+        try {
+          return await migrate()
+        } finally {
+          lock.exec('COMMIT')
+        }
+      } finally {
+        lock.close()
+      }
+    })
+  sqliteMigrations.set(file, mine)
+  return mine
 }
 
 /** host:port/database of a PostgreSQL URL, for logs and messages (never the password). */
@@ -84,7 +114,8 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' |
     ? await openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
     : openSqlite(config.dataDir)
   try {
-    await migrateToLatest(db as Kysely<unknown>, dialect)
+    const migrate = () => migrateToLatest(db as Kysely<unknown>, dialect)
+    await (dialect === 'sqlite' ? oneMigrationAtATime(location, migrate) : migrate())
   } catch (err) {
     await db.destroy()
     const reason = (err as Error).message || String((err as { code?: string }).code ?? err)
