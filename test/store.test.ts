@@ -225,9 +225,8 @@ for (const backend of backends) {
   })
 }
 
-// The race itself is proven by the in-process test above (it fails without the lock: separate
-// processes rarely overlap within the few milliseconds a migration takes). This one shows the
-// cross-process lock lets processes starting together all open the file, without deadlock.
+// Without the cross-process lock this fails ("table clients already exists"): the processes
+// wait for one agreed instant, so their migrations really overlap.
 t.test('three processes starting together on a fresh SQLite file all open it and migrate once', async (t) => {
   const dir = t.testdir({
     'open.mts': `import { openStore } from ${JSON.stringify(`${projectRoot}/plugins/store/open.ts`)}
@@ -243,7 +242,7 @@ await store.close()
     [1, 2, 3].map(
       () =>
         new Promise<{ code: number | null; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', `${dir}/open.mts`, dataDir], { cwd: projectRoot })
+          const child = spawn(process.execPath, ['--import', 'tsx', `${dir}/open.mts`, dataDir, startAt], { cwd: projectRoot })
           let stderr = ''
           child.stderr.on('data', (d) => {
             stderr += d
