@@ -38,6 +38,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Options as CannonOptions, type Request as CannonRequest } from 'autocannon'
 import SQLite from 'better-sqlite3'
+import { openStore } from '../plugins/store/open.js'
 
 // ---------------------------------------------------------------------------------------------
 // Options and paths
@@ -740,29 +741,25 @@ async function memoryRun(tmp: string, targets: Target[]) {
   const dataDir = join(tmp, 'memory-data')
   const logFile = join(benchDir, 'api-memory.log')
   const port = await freePort()
-  log('memory run: first start (migrations), then stop')
-  const first = await startApi('api-memory', dataDir, port, logFile)
-  await stopServer(first)
-
-  log(`memory run: inserting ${MEMORY_LEADS} leads directly into SQLite`)
-  const db = new SQLite(join(dataDir, 'studio.db'))
-  db.pragma('journal_mode = WAL')
-  const insert = db.prepare('insert into leads (id, name, email, phone, received_at, client_id) values (?, ?, ?, ?, ?, ?)')
+  log(`memory run: storing ${MEMORY_LEADS} leads through the store (migrations first)`)
+  // The store's own migrations and repository, so the seeded log is exactly what the API writes.
+  const store = await openStore({ dataDir, databaseUrl: undefined, dbPoolMax: 1 })
   const base = Date.now() - MEMORY_LEADS * 1000
-  db.transaction(() => {
-    for (let i = 0; i < MEMORY_LEADS; i++) {
-      insert.run(
-        randomUUID(),
-        `Memory Lead ${i}`,
-        `memory.lead.${i}@example.com`,
-        `+44 20 ${String(i).padStart(8, '0')}`,
-        new Date(base + i * 1000).toISOString(),
-        CLIENT_ID,
-      )
-    }
-  })()
-  db.pragma('wal_checkpoint(TRUNCATE)')
-  db.close()
+  for (let from = 0; from < MEMORY_LEADS; from += 2000) {
+    const batch = Array.from({ length: Math.min(2000, MEMORY_LEADS - from) }, (_, k) => {
+      const i = from + k
+      return {
+        id: randomUUID(),
+        name: `Memory Lead ${i}`,
+        email: `memory.lead.${i}@example.com`,
+        phone: `+44 20 ${String(i).padStart(8, '0')}`,
+        received_at: new Date(base + i * 1000).toISOString(),
+        client_id: CLIENT_ID,
+      }
+    })
+    await store.leads.insertBatch(batch, new Map(), new Date(0).toISOString())
+  }
+  await store.close()
 
   const api = await startApi('api-memory', dataDir, port, logFile, true)
   log(`memory run: restarted on ${MEMORY_LEADS} leads, first answered request after ${fmt(api.startupMs)} ms`)
