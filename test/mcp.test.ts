@@ -4,7 +4,6 @@
 // the project pages, and what reaches the logs.
 
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -17,20 +16,10 @@ import { estimatePrice, loadPricingModel, pricingOptions } from '../handlers/pri
 import { loadPlaybook, OVERVIEW_PROJECTS_PER_STYLE } from '../handlers/tools/playbook.js'
 import { loadViews } from '../plugins/mcp/views.js'
 import { call, leadOf, newClient, testApp, tokenFor } from './helpers/app.js'
+import { freePort } from './helpers/processes.js'
 
 type Mode = 'legacy' | 'auto'
 type Structured = Record<string, unknown>
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 interface Live {
   app: FastifyInstance

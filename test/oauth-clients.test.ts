@@ -1,22 +1,12 @@
 // Real OAuth clients over a real socket: oauth4webapi discovers the server (RFC 8414) and
 // obtains a token with client_secret_basic; jose verifies it against the published JWKS; the
 // token then reads the catalogue with fetch.
-import { createServer } from 'node:net'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
 import { ALL_SCOPES } from '../plugins/auth/rules.js'
 import { newClient, testApp } from './helpers/app.js'
-
-/** A port that was free a moment ago (the issuer must name it before the app listens). */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).once('error', reject))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (!address || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
+import { freePort } from './helpers/processes.js'
 
 async function listening(t: Parameters<typeof testApp>[0]) {
   const port = await freePort()
