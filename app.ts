@@ -1,59 +1,66 @@
-// The app factory: everything the API is, for a given configuration. server.ts only adds the
-// process concerns (logger destination, signals, listen); tests build the app and inject.
+// The app factory: everything the API is, for a given configuration and spec. It only composes:
+// each plugin owns one concern (plugins/<name>/index.ts), the handlers and MCP tools are handed to
+// the plugins that bind them. server.ts adds the process concerns (logger destination, signals,
+// listen); tests build the app and inject.
+//
+// A request passes, in order (README "How it fits together"):
+//   onRequest     headers (the security headers of its kind) → errors (X-API-Version,
+//                 X-Request-Id) → auth (resolve the caller from the token) → rate-limit
+//                 (route-level: keyed by the verified client, else the address)
+//   preParsing    health (503 while closing) → security gate (credentials and scopes) → body
+//                 guard (content type), before a byte of the body is read
+//   parse, validation (Ajv, from the spec)
+//   handler       handlers/<operationId>.ts, over the services in handlers/deps.ts
+//   onSend        rate-limit (counts what no route limiter counted)
+//   onResponse    metrics → request log
+// Before any of it, what the server refuses to read answers from plugins/errors/raw.ts.
 import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import type { Config } from './config.js'
-import { idempotencyCutoff, LeadIntake } from './handlers/leads/intake.js'
+import type { Deps } from './handlers/deps.js'
+import { operationHandlers } from './handlers/index.js'
+import { TOOLS } from './handlers/tools/index.js'
 import auth from './plugins/auth/index.js'
-import catalogue from './plugins/catalogue.js'
-import cors from './plugins/cors.js'
-import docs from './plugins/docs.js'
-import errors from './plugins/errors/index.js'
-import health from './plugins/health.js'
+import catalogue from './plugins/catalogue/index.js'
+import cors from './plugins/cors/index.js'
+import docs from './plugins/docs/index.js'
+import errors, { frameworkErrorHandler } from './plugins/errors/index.js'
+import { clientErrorHandler } from './plugins/errors/raw.js'
+import headers from './plugins/headers/index.js'
+import health from './plugins/health/index.js'
+import leads from './plugins/leads/index.js'
 import mcp from './plugins/mcp/index.js'
-import metrics from './plugins/metrics.js'
-import rateLimit from './plugins/rate-limit.js'
-import requestLog from './plugins/request-log.js'
-import routes from './plugins/routes.js'
-import { loadSpec, type OpenApiDocument } from './plugins/spec.js'
+import metrics from './plugins/metrics/index.js'
+import playbook from './plugins/playbook/index.js'
+import pricing from './plugins/pricing/index.js'
+import rateLimit from './plugins/rate-limit/index.js'
+import requestLog, { lazyChildLogger } from './plugins/request-log/index.js'
+import routes from './plugins/routes/index.js'
+import spec, { Spec } from './plugins/spec/index.js'
+import { loadSpec } from './plugins/spec/load.js'
 import store from './plugins/store/index.js'
-import { LeadWriter } from './plugins/store/lead-writer.js'
-import validation from './plugins/validation.js'
+import validation from './plugins/validation/index.js'
+import webhooks from './plugins/webhooks/index.js'
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** A variant of the spec (tests); default spec/openapi.yaml. */
-  spec?: OpenApiDocument
+  spec?: Spec
+  /** Benchmark only: SQLite commits without fsync (see server.ts StartOptions). */
+  unsafeNoFsync?: boolean
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
-const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000
-
-/**
- * The spec as this deployment serves it: with the operator's anonymous switch on, operations
- * that declare an `anonymous_max` also list the empty security requirement `{}`.
- */
-export function effectiveSpec(spec: OpenApiDocument, config: Config): OpenApiDocument {
-  const out = structuredClone(spec)
-  out.servers = [{ url: config.publicBaseUrl }]
-  const flows = (out.components.securitySchemes.OAuth2 as { flows?: { clientCredentials?: { tokenUrl: string } } })?.flows
-  if (flows?.clientCredentials) flows.clientCredentials.tokenUrl = `${config.publicBaseUrl}/api/token`
-  if (config.leadsAllowAnonymous) {
-    for (const item of Object.values(out.paths)) {
-      for (const op of Object.values(item)) {
-        if (op?.['x-rate-limit']?.anonymous_max !== undefined) op.security = [...(op.security ?? []), {}]
-      }
-    }
-  }
-  return out
-}
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const theSpec = options.spec ?? new Spec(loadSpec())
   const app = Fastify({
     logger: options.logger ?? false,
     // Fastify's own per-request lines are off: request-log writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // With logging off Fastify's logger is a no-op whose child is itself: nothing to make lazily.
+    ...(options.logger ? { childLoggerFactory: lazyChildLogger } : {}),
     requestIdHeader: false,
     // A caller's X-Request-Id is kept when it is sane, so traces join up across services.
     genReqId: (req) => {
@@ -62,45 +69,55 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     trustProxy: config.trustProxy,
     bodyLimit: 64 * 1024,
-    // Closing is answered by plugins/health.ts with our Error shape instead.
+    // Closing is answered by the health plugin with our Error shape instead.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false },
+    // Timeouts (README "Security"): a request must arrive whole within requestTimeout (408
+    // otherwise), its headers within headersTimeout; Node checks them every second (its default
+    // of 30 s would let a slow client overstay by that much). Node's own Host check is off: the
+    // errors plugin answers a missing Host with the Error body.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    connectionTimeout: config.connectionTimeoutSeconds * 1000,
+    keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
+    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, requireHostHeader: false },
+    clientErrorHandler: clientErrorHandler(theSpec.version, config.requestTimeoutSeconds),
+    frameworkErrors: frameworkErrorHandler(theSpec.version),
   })
 
-  const spec = options.spec ?? loadSpec()
-  const served = effectiveSpec(spec, config)
-
+  // Plumbing every request passes.
+  await app.register(spec, { spec: theSpec })
   await app.register(validation)
+  await app.register(headers, { config })
   await app.register(requestLog)
   await app.register(metrics)
-  await app.register(store, { config })
-  await app.register(auth, { config })
+  await app.register(store, { config, unsafeNoFsync: options.unsafeNoFsync === true })
   await app.register(rateLimit, { config })
-  await app.register(errors, { version: spec.info.version })
+  await app.register(errors)
   await app.register(health)
   await app.register(cors, { config })
   await app.register(formbody)
+
+  // Features.
+  await app.register(auth, { config })
+  await app.register(playbook)
+  await app.register(pricing)
   await app.register(catalogue, { config })
+  await app.register(leads)
+  await app.register(webhooks, { config })
 
-  const writer = new LeadWriter(app.store.leads, idempotencyCutoff, (n) => app.metrics.leadsStored.inc(n))
-  const intake = new LeadIntake(app.store.leads, writer)
-  // Runs before the store plugin's onClose (hooks run in reverse): every acknowledged lead is
-  // committed before the connection closes.
-  app.addHook('onClose', async () => writer.flush())
-
-  // Idempotency keys live 24 h; expired ones are swept hourly (and are ignored until then).
-  const sweep = setInterval(() => {
-    app.store.leads
-      .sweepIdempotency(idempotencyCutoff())
-      .then((n) => n > 0 && app.log.info({ removed: n }, 'expired idempotency keys swept'))
-      .catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'idempotency sweep failed; retrying next hour'))
-  }, IDEMPOTENCY_SWEEP_MS)
-  sweep.unref()
-  app.addHook('onClose', async () => clearInterval(sweep))
-
-  const deps = { config, store: app.store, auth: app.auth, catalogue: app.catalogue, intake, authFailures: app.authFailures }
-  await app.register(routes, { config, spec, effectiveSpec: served, deps })
-  await app.register(mcp, { config, deps })
-  await app.register(docs, { spec: served })
+  // What the handlers and tools are given, and the plugins that bind them.
+  const deps: Deps = {
+    config,
+    spec: app.spec,
+    auth: app.auth,
+    authFailures: app.authFailures,
+    catalogue: app.catalogue,
+    leads: app.leads,
+    pricing: app.pricing,
+    playbook: app.playbook,
+  }
+  await app.register(routes, { config, handlers: operationHandlers, deps })
+  await app.register(mcp, { config, tools: TOOLS, deps })
+  await app.register(docs, { config })
   return app
 }

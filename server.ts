@@ -1,19 +1,37 @@
-// The process: configuration, logger, signals, listen. Everything else is buildApp().
+// The process: configuration, logger, signals, listeners (the API's, and the metrics' own on
+// METRICS_PORT). Everything else is buildApp().
+// `node dist/server.js` runs it; scripts/start.mjs (npm start) and the cluster workers call start().
+import { realpathSync } from 'node:fs'
+import { basename } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { loadSpec } from './plugins/spec.js'
+import { listenMetrics, type MetricsListener } from './plugins/metrics/listener.js'
 
-async function main(): Promise<void> {
+export interface StartOptions {
+  /**
+   * Benchmark only (bench/no-fsync-server.ts prices durability with it): SQLite commits without
+   * fsync. No configuration variable reaches it, so a deployed server cannot be started this way.
+   */
+  unsafeNoFsync?: boolean
+}
+
+/** A configuration mistake stops the process with its message and EX_CONFIG, at any stage of start-up. */
+function refuseConfig(err: unknown): void {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`studio-api: ${err.message}\n`)
+    process.exit(78) // EX_CONFIG
+  }
+}
+
+async function main(options: StartOptions): Promise<void> {
   let config: ReturnType<typeof loadConfig>
   try {
     config = loadConfig()
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`studio-api: ${err.message}\n`)
-      process.exit(78) // EX_CONFIG
-    }
+    refuseConfig(err)
     throw err
   }
 
@@ -28,19 +46,70 @@ async function main(): Promise<void> {
     // redaction would copy every log line.
     // Buffered writes (4 KiB) instead of one write per line: flushed on close and on exit.
     logger: { level: config.logLevel, stream: logDestination },
+    ...(options.unsafeNoFsync && { unsafeNoFsync: true }),
   })
 
+  let metrics: MetricsListener | undefined
+  const closeAll = () => Promise.all([app.close(), metrics?.close()])
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err: { message: err.message, stack: err.stack } }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    await app.close()
+    await closeAll()
   })
 
-  await app.listen({ host: config.host, port: config.port })
-  app.log.info({ version: loadSpec().info.version, url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs` }, 'studio-api ready')
+  await listenOrExplain('PORT', config.host, config.port, closeAll, () => app.listen({ host: config.host, port: config.port }))
+  if (config.metricsPort !== 0) {
+    metrics = await listenOrExplain('METRICS_PORT', config.metricsHost, config.metricsPort, closeAll, () =>
+      listenMetrics(app.metrics.registry, config.metricsHost, config.metricsPort),
+    )
+  }
+  app.log.info(
+    {
+      version: app.spec.version,
+      url: config.publicBaseUrl,
+      docs: `${config.publicBaseUrl}/docs`,
+      metrics: metrics ? `http://${config.metricsHost}:${metrics.port}/metrics` : 'off',
+    },
+    'studio-api ready',
+  )
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`studio-api failed to start: ${err.message}\n`)
-  process.exit(1)
-})
+/** Listens; a port that is taken or privileged ends the process, naming the variable to change. */
+async function listenOrExplain<T>(
+  variable: string,
+  host: string,
+  port: number,
+  closeAll: () => Promise<unknown>,
+  listen: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await listen()
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err
+    const why =
+      code === 'EADDRINUSE' ? 'is already in use (another studio-api, or another program)' : 'needs privileges this process does not have'
+    process.stderr.write(
+      `studio-api: port ${port} on ${host} ${why}; set ${variable} to a free port, e.g. ${variable}=${port + 1} npm start\n`,
+    )
+    await closeAll()
+    process.exit(1)
+  }
+}
+
+/** Starts the server in this process; a failure to start ends the process with its reason. */
+export function start(options: StartOptions = {}): Promise<void> {
+  return main(options).catch((err: Error) => {
+    refuseConfig(err)
+    process.stderr.write(`studio-api failed to start: ${err.message}\n`)
+    process.exit(1)
+  })
+}
+
+// Started when run as the program (server.ts, dist/server.js, or dist/server.bundle.js), not when
+// imported. In a bundle every module shares the bundle's URL, so the file's name is checked too:
+// the bench's fsync-off bundle imports this module and starts it its own way.
+const entry = process.argv[1]
+if (entry !== undefined && basename(entry).startsWith('server.') && realpathSync(entry) === fileURLToPath(import.meta.url)) {
+  await start()
+}

@@ -18,9 +18,14 @@ export interface paths {
          * @description RFC 6749 §4.4. Authenticate the client with HTTP Basic (`client_id:client_secret`, each
          *     form-urlencoded first, RFC 6749 §2.3.1) or with `client_id` and `client_secret` in the
          *     body, never both. `scope` is an optional space-separated subset of the client's allowed
-         *     scopes; absent means all of them. The token is a signed JWT (RFC 9068, `typ: at+jwt`)
-         *     verifiable with the keys at `/.well-known/jwks.json`.
-         *     Errors carry both the Error shape and the RFC 6749 §5.2 fields `error` and `error_description`.
+         *     scopes; absent means all of them. `resource` (RFC 8707, repeatable) names the protected
+         *     resource(s) the token is for: the API's base URL (the default) or `{base}/mcp`; the
+         *     token's `aud` is that list, and each resource accepts only tokens whose `aud` names it.
+         *     An unknown resource is 400 `invalid_target`. The token is a signed JWT (RFC 9068,
+         *     `typ: at+jwt`) verifiable with the keys at `/.well-known/jwks.json`.
+         *     Errors carry both the Error shape and the RFC 6749 §5.2 fields `error` and
+         *     `error_description` (see `TokenError`). Failed client authentications are limited per
+         *     client id and address, and per address (429 with `error: temporarily_unavailable`).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -133,15 +138,97 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead was stored
+         * @description Sent within seconds of a lead's commit (from `submitLead` or the MCP tool
+         *     `request_consultation`) to every endpoint subscribed to `lead.received`. The event is
+         *     written in the same transaction as the lead, so every acknowledged lead has one and no
+         *     other lead does. `data` is the lead as the leads log shows it (`LeadLogEntry`).
+         *
+         *     Verify `webhook-signature` over the raw body before trusting it (any Standard Webhooks
+         *     library does), and de-duplicate on `webhook-id`: an event may arrive more than once
+         *     (a retry, a replay), always with the same `webhook-id`. Events reach an endpoint in the
+         *     order of the leads unless one of them had to be retried.
+         */
+        post: operations["leadReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event (`npm run webhooks -- test ID`)
+         * @description Sent only when an operator asks, to check that an endpoint receives and verifies events. Signed and retried like every event.
+         */
+        post: operations["webhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
-         * @description The set of values of `Error.code`.
+         * @description The set of values of `Error.code`, each with the one status it is sent with:
+         *
+         *     | code | status | when |
+         *     |---|---|---|
+         *     | `invalid_request` | 400 | malformed JSON, a `__proto__` key, a missing, wrong-typed or unknown field, an empty body, a bad parameter or header, no `Host`, a request the HTTP parser cannot read |
+         *     | `unauthorized` | 401 | no credentials, or a token that is malformed, forged, expired, dated in the future, longer-lived than the server issues, of a revoked client or of a rotated secret |
+         *     | `insufficient_scope` | 403 | a valid token without the operation's scope |
+         *     | `not_found` | 404 | an unknown path; getProjects while no catalogue is published |
+         *     | `method_not_allowed` | 405 | a known path with another method (see `Allow`); `CONNECT` |
+         *     | `request_timeout` | 408 | the request did not arrive within the server's timeouts; the connection is closed |
+         *     | `idempotency_conflict` | 409 | an `Idempotency-Key` reused with a different body |
+         *     | `precondition_failed` | 412 | an `If-Match` or `If-Unmodified-Since` that does not hold (catalogue images) |
+         *     | `payload_too_large` | 413 | a body over the operation's limit |
+         *     | `unsupported_media_type` | 415 | a body in a content type the operation does not declare, or compressed |
+         *     | `range_not_satisfiable` | 416 | a byte range outside a static file of the reference page |
+         *     | `rate_limited` | 429 | the window's budget is spent (see `Retry-After`) |
+         *     | `headers_too_large` | 431 | request line and headers over 16 KiB; the connection is closed |
+         *     | `internal_error` | 500 | anything unexpected: logged with the request id, never shown |
+         *     | `service_unavailable` | 503 | storage unreachable, the database file deleted or replaced under the server, or the instance is shutting down |
+         *     | `http_version_not_supported` | 505 | a request that is not HTTP/1.x |
+         *     | `invalid_client` | 401 | token endpoint: unknown client, wrong secret, revoked client |
+         *     | `invalid_grant` | 400 | token endpoint: the grant is invalid (RFC 6749 §5.2) |
+         *     | `invalid_scope` | 400 | token endpoint: a scope the client may not have |
+         *     | `unsupported_grant_type` | 400 | token endpoint: a grant other than `client_credentials` |
+         *     | `invalid_target` | 400 | token endpoint: a `resource` this server issues no tokens for (RFC 8707) |
+         *     | `origin_not_allowed` | 403 | `/mcp`: a browser origin that is neither this server's nor in `CORS_ORIGINS` |
+         * @example invalid_request
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unsupported_grant_type";
-        /** @description The body of every error response. */
+        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unsupported_grant_type" | "invalid_target" | "origin_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "headers_too_large" | "http_version_not_supported";
+        /**
+         * @description The body of every error response.
+         * @example {
+         *       "code": "invalid_request",
+         *       "message": "The request body has the unknown field `company`.",
+         *       "hint": "remove `company`; accepted fields are `name`, `email`, `phone`"
+         *     }
+         */
         Error: {
             code: components["schemas"]["ErrorCode"];
             /** @description What went wrong, as a sentence a person can act on. */
@@ -149,13 +236,46 @@ export interface components {
             /** @description What to change so that the request succeeds. */
             hint?: string;
         };
-        /** @description An Error that also carries the RFC 6749 §5.2 fields (`error` equals `code`). */
+        /**
+         * @description An Error that also carries the RFC 6749 §5.2 fields. `error` is the RFC's code: `code`
+         *     itself when it is one (`invalid_request`, `invalid_client`, `invalid_grant`,
+         *     `invalid_scope`, `unsupported_grant_type`, and RFC 8707's `invalid_target`), else the RFC code an OAuth client library
+         *     acts on: `temporarily_unavailable` for `rate_limited` and `service_unavailable` (retry
+         *     after `Retry-After`; never `invalid_client`, which would make a client give up on right
+         *     credentials), `server_error` for `internal_error`, `invalid_request` for the rest.
+         * @example {
+         *       "code": "invalid_client",
+         *       "message": "Client authentication failed.",
+         *       "error": "invalid_client",
+         *       "error_description": "Client authentication failed. check the client_id and client_secret; a revoked client cannot get tokens",
+         *       "hint": "check the client_id and client_secret; a revoked client cannot get tokens"
+         *     }
+         */
         TokenError: components["schemas"]["Error"] & {
-            error: components["schemas"]["ErrorCode"];
+            error: components["schemas"]["OAuthErrorCode"];
+            /** @description `message` and `hint` in the characters RFC 6749 §5.2 allows (printable ASCII but `"` and `\`). */
             error_description: string;
         };
+        /**
+         * @description The `error` values of RFC 6749 (§5.2, and §4.1.2.1 for `server_error` and `temporarily_unavailable`) and RFC 8707 (`invalid_target`).
+         * @example temporarily_unavailable
+         * @enum {string}
+         */
+        OAuthErrorCode: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "server_error" | "temporarily_unavailable";
+        /**
+         * @example {
+         *       "grant_type": "client_credentials"
+         *     }
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "scope": "read:projects"
+         *     }
+         */
         TokenRequest: {
-            /** @description Must be `client_credentials`. */
+            /**
+             * @description Must be `client_credentials`.
+             * @example client_credentials
+             */
             grant_type: string;
             /** @description Space-separated scopes; absent means all the client may have. */
             scope?: string;
@@ -163,7 +283,20 @@ export interface components {
             client_id?: string;
             /** @description Only when not using HTTP Basic (client_secret_post). */
             client_secret?: string;
+            /**
+             * @description RFC 8707 resource indicator: the absolute URI of the resource the token is for, the
+             *     API's base URL (the default) or `{base}/mcp`. Repeat the parameter to name both.
+             */
+            resource?: string | string[];
         };
+        /**
+         * @example {
+         *       "access_token": "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6Il9ScGxIb2ZIblNzeXJ5a2Y4YmVKdXktRS1XMUVleEVsZ1lkdEszMU44SWcifQ.eyJzdWIiOiJjbF9zdHVWSTB6ODZ2R050OGtRIiwiY2xpZW50X2lkIjoiY2xfc3R1Vkkwejg2dkdOdDhrUSIsInNjb3BlIjoicmVhZDpwcm9qZWN0cyJ9.c2lnbmF0dXJl",
+         *       "token_type": "Bearer",
+         *       "expires_in": 3600,
+         *       "scope": "read:projects read:leads write:leads"
+         *     }
+         */
         TokenResponse: {
             /** @description A signed JWT (RFC 9068). */
             access_token: string;
@@ -174,6 +307,27 @@ export interface components {
             /** @description The granted scopes, space-separated. */
             scope: string;
         };
+        /**
+         * @example {
+         *       "issuer": "https://api.studio.example",
+         *       "token_endpoint": "https://api.studio.example/api/token",
+         *       "jwks_uri": "https://api.studio.example/.well-known/jwks.json",
+         *       "grant_types_supported": [
+         *         "client_credentials"
+         *       ],
+         *       "token_endpoint_auth_methods_supported": [
+         *         "client_secret_basic",
+         *         "client_secret_post"
+         *       ],
+         *       "scopes_supported": [
+         *         "read:projects",
+         *         "read:leads",
+         *         "write:leads"
+         *       ],
+         *       "response_types_supported": [],
+         *       "service_documentation": "https://api.studio.example/docs"
+         *     }
+         */
         AuthorizationServerMetadata: {
             issuer: string;
             token_endpoint: string;
@@ -184,7 +338,23 @@ export interface components {
             scopes_supported: string[];
             response_types_supported?: string[];
             service_documentation?: string;
+            /** @description RFC 9728 §4 — the resource identifiers tokens can be requested for (RFC 8707 `resource`). */
+            protected_resources?: string[];
         };
+        /**
+         * @example {
+         *       "keys": [
+         *         {
+         *           "kty": "OKP",
+         *           "kid": "_RplHofHnSsyrykf8beJuy-E-W1EexElgYdtK31N8Ig",
+         *           "alg": "EdDSA",
+         *           "use": "sig",
+         *           "crv": "Ed25519",
+         *           "x": "tlv16frZJ-0tog16rbzQK2QIjgZssbDvSqhj1oUbtWE"
+         *         }
+         *       ]
+         *     }
+         */
         JwkSet: {
             keys: {
                 kty: string;
@@ -196,8 +366,17 @@ export interface components {
                 use: string;
             }[];
         };
-        /** @description A prospect's contact details for an architectural consultation. */
-        Lead: {
+        /**
+         * @description The contact details of a lead, and an optional note: what a prospect submits (`Lead`) and
+         *     what the leads log returns for each entry (`LeadLogEntry`). A field added here is
+         *     accepted, stored and returned without any code change.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "phone": "+44 20 7946 0958"
+         *     }
+         */
+        LeadFields: {
             /**
              * @description Full name of the prospect, 1–200 characters once trimmed.
              * @example Ada Lovelace
@@ -214,7 +393,30 @@ export interface components {
              * @example +44 20 7946 0958
              */
             phone: string;
+            /**
+             * @description Optional message for the studio about the project (at most 2000 characters); stored with the lead.
+             * @example A three-bedroom flat in Lisbon
+             * @example starting next spring
+             */
+            note?: string;
         };
+        /**
+         * @description A prospect's contact details for an architectural consultation (`LeadFields`).
+         *     Unknown fields are refused with 400 naming the field, never silently dropped.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "phone": "+44 20 7946 0958"
+         *     }
+         */
+        Lead: components["schemas"]["LeadFields"];
+        /**
+         * @example {
+         *       "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+         *       "received_at": "2026-11-22T10:15:00.000Z",
+         *       "status": "received"
+         *     }
+         */
         LeadReceipt: {
             /** @description The lead's id. */
             id: string;
@@ -223,16 +425,112 @@ export interface components {
             /** @constant */
             status: "received";
         };
-        LeadLogEntry: {
+        /**
+         * @description A lead as stored (`LeadFields`, trimmed), with its id, when it was received and by which client.
+         * @example {
+         *       "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "phone": "+44 20 7946 0958",
+         *       "received_at": "2026-11-22T10:15:00.000Z",
+         *       "client_id": "cl_stuVI0z86vGNt8kQ"
+         *     }
+         * @example {
+         *       "id": "1c0f4b52-7d2e-4f61-9a38-5be0c2a7e913",
+         *       "name": "Grace Hopper",
+         *       "email": "grace@example.com",
+         *       "phone": "+1 (202) 555-0147",
+         *       "received_at": "2026-11-22T11:02:41.507Z",
+         *       "client_id": null
+         *     }
+         */
+        LeadLogEntry: components["schemas"]["LeadFields"] & {
             id: string;
-            name: string;
-            email: string;
-            phone: string;
             /** Format: date-time */
             received_at: string;
             /** @description The client that submitted the lead; null for anonymous submissions. */
             client_id: string | null;
         };
+        /**
+         * @description The body of a `lead.received` event.
+         * @example {
+         *       "type": "lead.received",
+         *       "timestamp": "2026-11-22T10:15:00.000Z",
+         *       "data": {
+         *         "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+         *         "name": "Ada Lovelace",
+         *         "email": "ada@example.com",
+         *         "phone": "+44 20 7946 0958",
+         *         "note": "A flat in Lisbon, about 120 m²",
+         *         "received_at": "2026-11-22T10:15:00.000Z",
+         *         "client_id": null
+         *       }
+         *     }
+         */
+        LeadReceivedEvent: {
+            /** @constant */
+            type: "lead.received";
+            /**
+             * Format: date-time
+             * @description When the lead was received.
+             */
+            timestamp: string;
+            data: components["schemas"]["LeadLogEntry"];
+        };
+        /**
+         * @description The body of a `webhook.test` event.
+         * @example {
+         *       "type": "webhook.test",
+         *       "timestamp": "2026-11-22T10:20:00.000Z",
+         *       "data": {
+         *         "endpoint_id": "we_5f0c2a9b7d31e4c8"
+         *       }
+         *     }
+         */
+        WebhookTestEvent: {
+            /** @constant */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             */
+            timestamp: string;
+            data: {
+                /** @description The endpoint this test was sent to. */
+                endpoint_id: string;
+            };
+        };
+        /**
+         * @example {
+         *       "id": "casa-alfama-penthouse-lisbon",
+         *       "title": "Casa Alfama Penthouse",
+         *       "designer": "Elena Marchetti",
+         *       "styles": [
+         *         "Mediterranean Modern",
+         *         "Quiet Luxury"
+         *       ],
+         *       "location": {
+         *         "city": "Lisbon",
+         *         "region": "Lisbon District",
+         *         "country": "PT"
+         *       },
+         *       "year": 2026,
+         *       "area_sqm": 235,
+         *       "summary": "A rooftop penthouse above the Alfama's tiled roofs, reworked around a limewashed living room that opens onto a terrace facing the Tagus. Hand-glazed terracotta, pale oak and linen keep the palette quiet so the river light does the work.",
+         *       "tags": [
+         *         "residential",
+         *         "penthouse",
+         *         "terrace",
+         *         "river-view"
+         *       ],
+         *       "images": [
+         *         {
+         *           "url": "https://api.studio.example/images/casa-alfama-penthouse-lisbon.svg",
+         *           "alt": "Limewashed living room with an arched window, a linen sofa on a terracotta floor and a woven pendant"
+         *         }
+         *       ]
+         *     }
+         */
         Project: {
             /** @description A slug, such as `villa-serena-lake-como`. */
             id: string;
@@ -246,20 +544,197 @@ export interface components {
             tags: string[];
             images: components["schemas"]["Image"][];
         };
+        /**
+         * @example {
+         *       "city": "Lisbon",
+         *       "region": "Lisbon District",
+         *       "country": "PT"
+         *     }
+         */
         Location: {
             city: string;
             region?: string;
             /** @description ISO 3166-1 alpha-2 country code. */
             country: string;
         };
+        /**
+         * @example {
+         *       "url": "https://api.studio.example/images/casa-alfama-penthouse-lisbon.svg",
+         *       "alt": "Limewashed living room with an arched window, a linen sofa on a terracotta floor and a woven pendant"
+         *     }
+         */
         Image: {
             /** Format: uri */
             url: string;
             alt: string;
         };
+        /**
+         * @description Arguments of the MCP tool `request_consultation`: the lead (`LeadFields`, note included)
+         *     and the prospect's explicit consent to be contacted, which the tool requires.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "phone": "+44 20 7946 0958",
+         *       "note": "A flat in Lisbon, about 120 m²",
+         *       "consent": true
+         *     }
+         */
+        ConsultationRequest: components["schemas"]["LeadFields"] & {
+            /**
+             * @description true only when the person has explicitly agreed that the studio may contact them by email or phone about their project.
+             * @constant
+             */
+            consent: true;
+        };
+        /** @description Arguments of the MCP tool `recent_leads` (the newest leads first). */
+        RecentLeadsRequest: {
+            /**
+             * Format: date-time
+             * @description Only leads received at or after this instant (RFC 3339, e.g. 2026-11-22T00:00:00Z).
+             */
+            since?: string;
+            /**
+             * @description How many leads at most (1–100, default 20).
+             * @default 20
+             */
+            limit: number;
+        };
+        /**
+         * @description Arguments of the MCP tool `show_playbook`.
+         * @example {
+         *       "style": "Japandi"
+         *     }
+         * @example {
+         *       "location": "Kyoto"
+         *     }
+         */
+        PlaybookFilter: {
+            /** @description Show only this signature style (case-insensitive). */
+            style?: string;
+            /** @description Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB"). */
+            location?: string;
+        };
+        /**
+         * @description Arguments of the MCP tool `list_projects`.
+         * @example {
+         *       "style": "Industrial Loft",
+         *       "country": "US"
+         *     }
+         */
+        ProjectFilter: {
+            /** @description Only projects in this style (case-insensitive). */
+            style?: string;
+            /** @description Only projects in this city (case-insensitive), e.g. "Lisbon". */
+            city?: string;
+            /** @description Only projects in this country: ISO 3166-1 alpha-2 code or English name, e.g. "JP" or "Japan". */
+            country?: string;
+        };
+        /**
+         * @description What the pricing estimator needs (MCP tools `estimate_price` and `show_pricing_estimator`).
+         *     The pricing plugin adds the ranges and the allowed names of data/pricing.json to this shape.
+         * @example {
+         *       "area_sqm": 140,
+         *       "service_level": "turnkey",
+         *       "style": "Japandi",
+         *       "city": "Milan"
+         *     }
+         */
+        EstimateBrief: {
+            /** @description Floor area in square metres. */
+            area_sqm: number;
+            /** @description Number of rooms; estimated from the area when omitted. */
+            rooms?: number;
+            /** @description Service level, by id (names are understood too). */
+            service_level?: string;
+            /** @description Design style (case, accents and punctuation do not matter); omit if undecided. */
+            style?: string;
+            /** @description City of the project (case, accents and punctuation do not matter); omit for anywhere else. */
+            city?: string;
+        };
+        PriceRange: {
+            low: number;
+            high: number;
+        };
+        Factor: number;
+        /** @description Name → multiplier; names without surrounding spaces. */
+        FactorTable: {
+            [key: string]: components["schemas"]["Factor"];
+        };
+        /** @description The pricing model in data/pricing.json (see data/pricing.md). */
+        PricingModel: {
+            version: string;
+            /** @constant */
+            currency: "EUR";
+            default_service_level: string;
+            limits: {
+                area_sqm: {
+                    min: number;
+                    max: number;
+                };
+            };
+            rounding: {
+                to_nearest: number;
+            };
+            service_levels: {
+                id: string;
+                name: string;
+                description: string;
+                /** @description One sentence on what this level leaves out; shown in `assumptions`. */
+                scope_note: string;
+                design_fee: components["schemas"]["PriceRange"];
+                furnishings: components["schemas"]["PriceRange"];
+                works: components["schemas"]["PriceRange"];
+            }[];
+            /** @description Canonical style name → multiplier; `default` applies when no style is given. */
+            style_factors: {
+                default: components["schemas"]["Factor"];
+                styles: components["schemas"]["FactorTable"];
+            };
+            /** @description Canonical city name → multiplier; `default` applies only when no city is given. */
+            city_factors: {
+                default: components["schemas"]["Factor"];
+                cities: components["schemas"]["FactorTable"];
+            };
+            rooms: {
+                min: number;
+                max: number;
+                sqm_per_room: number;
+                weight: number;
+            };
+            assumptions: {
+                general: string[];
+                default_rooms: string;
+            };
+        };
+        /** @description The studio playbook in data/playbook.json. */
+        Playbook: {
+            studio: {
+                name: string;
+                tagline: string;
+            };
+            phases: {
+                id: string;
+                name: string;
+                summary: string;
+                deliverables: string[];
+                duration_weeks: {
+                    min: number;
+                    max: number;
+                };
+            }[];
+            styles: {
+                name: string;
+                description: string;
+                palette: string[];
+            }[];
+        };
     };
     responses: {
-        /** @description Invalid input (malformed JSON, missing, wrong-typed or unknown field, empty body). */
+        /**
+         * @description Invalid input: malformed JSON, a refused key (`__proto__`), a missing, wrong-typed or
+         *     unknown field, an empty body, a header over its limit (e.g. `If-None-Match` over 512
+         *     characters), an HTTP/1.1 request without `Host`, or a request the HTTP parser cannot read.
+         */
         BadRequest: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -383,7 +858,33 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2). */
+        /**
+         * @description The request (headers or body) did not arrive within the server's timeouts
+         *     (`request_timeout`); the connection is closed. Written before the request could be read:
+         *     no rate-limit headers, and the RFC 6749 fields too, since the path is not known then.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /**
+         * @description The request line and headers are over the server's limit (16 KiB, `headers_too_large`);
+         *     the connection is closed. Written before the request could be read: no rate-limit
+         *     headers, and the RFC 6749 fields too, since the path is not known then.
+         */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2), or `invalid_target` (RFC 8707 §2). */
         TokenBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -434,7 +935,11 @@ export interface components {
                 "application/json": components["schemas"]["TokenError"];
             };
         };
-        /** @description Too many token requests, or too many failed client authentications. */
+        /**
+         * @description Too many token requests from this address, or too many failed client authentications of
+         *     this client id from this address or of any client id from this address (the headers show
+         *     the budget that was spent). `error` is `temporarily_unavailable`: retry after `Retry-After`.
+         */
         TokenTooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -472,8 +977,40 @@ export interface components {
                 "application/json": components["schemas"]["TokenError"];
             };
         };
+        /** @description Any 2xx status means delivered; nothing more is sent for this event (unless it is replayed). */
+        WebhookDelivered: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The endpoint is gone for good; the studio disables it and sends it nothing more (`npm run webhooks -- enable ID` turns it back on). */
+        WebhookGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description Any other status, a redirect (never followed), a refused connection or no answer within 10 seconds is a failed attempt; the event is retried with backoff for about a day, then kept as a dead letter. */
+        WebhookRetried: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
-    parameters: never;
+    parameters: {
+        /** @description The event's id (`msg_…`), the same on every attempt and replay of the event; de-duplicate on it. */
+        WebhookId: string;
+        /** @description When this attempt was signed, in seconds since the Unix epoch; refuse one far from your clock (Standard Webhooks libraries allow 5 minutes). */
+        WebhookTimestamp: string;
+        /**
+         * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+         *     with the endpoint's secret (the base64 after `whsec_`). During a secret rotation's grace
+         *     period there are two, one per secret; one that verifies is enough.
+         */
+        WebhookSignature: string;
+    };
     requestBodies: never;
     headers: {
         /** @description Maximum requests per window. */
@@ -484,7 +1021,7 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds until the window resets and a request may succeed. */
         "Retry-After": number;
-        /** @description The version of this interface description (1.3.0). */
+        /** @description The version of this interface description (`info.version`). */
         "X-API-Version": string;
         /** @description Entity tag of the catalogue version. */
         ETag: string;
@@ -510,6 +1047,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "scope": "read:projects write:leads"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
             };
         };
@@ -525,14 +1068,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "access_token": "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6Il9ScGxIb2ZIblNzeXJ5a2Y4YmVKdXktRS1XMUVleEVsZ1lkdEszMU44SWcifQ.eyJzdWIiOiJjbF9zdHVWSTB6ODZ2R050OGtRIiwiY2xpZW50X2lkIjoiY2xfc3R1Vkkwejg2dkdOdDhrUSIsInNjb3BlIjoicmVhZDpwcm9qZWN0cyJ9.c2lnbmF0dXJl",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "scope": "read:projects read:leads write:leads"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
             400: components["responses"]["TokenBadRequest"];
             401: components["responses"]["TokenInvalidClient"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TokenPayloadTooLarge"];
             415: components["responses"]["TokenUnsupportedMediaType"];
             429: components["responses"]["TokenTooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["TokenInternalError"];
             503: components["responses"]["TokenServiceUnavailable"];
         };
@@ -556,11 +1109,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "issuer": "https://api.studio.example",
+                     *       "token_endpoint": "https://api.studio.example/api/token",
+                     *       "jwks_uri": "https://api.studio.example/.well-known/jwks.json",
+                     *       "grant_types_supported": [
+                     *         "client_credentials"
+                     *       ],
+                     *       "token_endpoint_auth_methods_supported": [
+                     *         "client_secret_basic",
+                     *         "client_secret_post"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "read:projects",
+                     *         "read:leads",
+                     *         "write:leads"
+                     *       ],
+                     *       "response_types_supported": [],
+                     *       "service_documentation": "https://api.studio.example/docs"
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJwks: {
@@ -582,11 +1160,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "kty": "OKP",
+                     *           "kid": "_RplHofHnSsyrykf8beJuy-E-W1EexElgYdtK31N8Ig",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig",
+                     *           "crv": "Ed25519",
+                     *           "x": "tlv16frZJ-0tog16rbzQK2QIjgZssbDvSqhj1oUbtWE"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["JwkSet"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getProjects: {
@@ -613,6 +1209,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "casa-alfama-penthouse-lisbon",
+                     *         "title": "Casa Alfama Penthouse",
+                     *         "designer": "Elena Marchetti",
+                     *         "styles": [
+                     *           "Mediterranean Modern",
+                     *           "Quiet Luxury"
+                     *         ],
+                     *         "location": {
+                     *           "city": "Lisbon",
+                     *           "region": "Lisbon District",
+                     *           "country": "PT"
+                     *         },
+                     *         "year": 2026,
+                     *         "area_sqm": 235,
+                     *         "summary": "A rooftop penthouse above the Alfama's tiled roofs, reworked around a limewashed living room that opens onto a terrace facing the Tagus. Hand-glazed terracotta, pale oak and linen keep the palette quiet so the river light does the work.",
+                     *         "tags": [
+                     *           "residential",
+                     *           "penthouse",
+                     *           "terrace",
+                     *           "river-view"
+                     *         ],
+                     *         "images": [
+                     *           {
+                     *             "url": "https://api.studio.example/images/casa-alfama-penthouse-lisbon.svg",
+                     *             "alt": "Limewashed living room with an arched window, a linen sofa on a terracotta floor and a woven pendant"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Project"][];
                 };
             };
@@ -628,10 +1257,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -648,6 +1280,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "phone": "+44 20 7946 0958"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Lead"];
             };
         };
@@ -662,16 +1301,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+                     *       "received_at": "2026-11-22T10:15:00.000Z",
+                     *       "status": "received"
+                     *     }
+                     */
                     "application/json": components["schemas"]["LeadReceipt"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -702,15 +1350,95 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+44 20 7946 0958",
+                     *         "received_at": "2026-11-22T10:15:00.000Z",
+                     *         "client_id": "cl_stuVI0z86vGNt8kQ"
+                     *       },
+                     *       {
+                     *         "id": "1c0f4b52-7d2e-4f61-9a38-5be0c2a7e913",
+                     *         "name": "Grace Hopper",
+                     *         "email": "grace@example.com",
+                     *         "phone": "+1 (202) 555-0147",
+                     *         "received_at": "2026-11-22T11:02:41.507Z",
+                     *         "client_id": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["LeadLogEntry"][];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    leadReceived: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`), the same on every attempt and replay of the event; de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse one far from your clock (Standard Webhooks libraries allow 5 minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     with the endpoint's secret (the base64 after `whsec_`). During a secret rotation's grace
+                 *     period there are two, one per secret; one that verifies is enough.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadReceivedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookDelivered"];
+            410: components["responses"]["WebhookGone"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    webhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`), the same on every attempt and replay of the event; de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse one far from your clock (Standard Webhooks libraries allow 5 minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     with the endpoint's secret (the base64 after `whsec_`). During a secret rotation's grace
+                 *     period there are two, one per secret; one that verifies is enough.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookDelivered"];
+            410: components["responses"]["WebhookGone"];
+            default: components["responses"]["WebhookRetried"];
         };
     };
 }

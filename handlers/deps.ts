@@ -1,32 +1,21 @@
-// What handlers are given: services, not Fastify. Built once by the app.
-import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
+// What operation handlers and MCP tools are given: the app's services, not Fastify. app.ts builds
+// it once, from the feature plugins, and hands it to the routes and MCP plugins.
 import type { Config } from '../config.js'
+import type { FailureGuard } from '../plugins/auth/failures.js'
 import type { Auth } from '../plugins/auth/index.js'
-import type { Catalogue } from '../plugins/catalogue.js'
-import type { Store } from '../plugins/store/open.js'
-import type { LeadIntake } from './leads/intake.js'
-
-/** Failed client authentications, counted per client id and per address. */
-export interface FailureGuard {
-  /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
-  retryAfter(request: FastifyRequest, clientId: string): Promise<number>
-  record(request: FastifyRequest, clientId: string): Promise<void>
-}
+import type { Catalogue } from '../plugins/catalogue/index.js'
+import type { Leads } from '../plugins/leads/index.js'
+import type { Playbook } from '../plugins/playbook/view.js'
+import type { Pricing } from '../plugins/pricing/index.js'
+import type { Spec } from '../plugins/spec/document.js'
 
 export interface Deps {
   config: Config
-  store: Store
+  spec: Spec
   auth: Auth
-  catalogue: Catalogue
-  intake: LeadIntake
   authFailures: FailureGuard
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: glue passes each route's own request type
-export type Handler = (request: FastifyRequest<any>, reply: FastifyReply) => Promise<unknown>
-
-/** A handler module: the handler factory, and route options of its own (merged by the resolver). */
-export interface HandlerModule {
-  handler: (deps: Deps) => Handler
-  routeOptions?: RouteShorthandOptions
+  catalogue: Catalogue
+  leads: Leads
+  pricing: Pricing
+  playbook: Playbook
 }

@@ -5,51 +5,50 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../generated/openapi.js'
 import { AppError } from '../plugins/errors/codes.js'
-import type { LeadRow, LeadsRepository } from '../plugins/store/leads.js'
-import type { Deps, HandlerModule } from './deps.js'
+import type { Leads } from '../plugins/leads/index.js'
+import type { HandlerModule } from '../plugins/routes/index.js'
+import type { Deps } from './deps.js'
 
 type Query = NonNullable<operations['getLeads']['parameters']['query']>
-type Entry = operations['getLeads']['responses'][200]['content']['application/json'][number]
 
 /** Rows per storage page while streaming: small chunks stay in V8's young generation. */
 const STREAM_PAGE = 250
 
-export function toEntry(row: LeadRow): Entry {
-  return { id: row.id, name: row.name, email: row.email, phone: row.phone, received_at: row.received_at, client_id: row.client_id }
-}
+type LogPage = Awaited<ReturnType<Leads['page']>>
 
 /**
- * The log after `afterSeq` as JSON chunks, one per storage page. Between pages it gives the event
- * loop a turn, so a long log (SQLite answers synchronously) does not hold up other requests.
+ * The log as JSON chunks, one per storage page, from its first page (read before the 200 is
+ * sent, so that storage being unavailable is a 503, not a response cut short). Between pages it
+ * gives the event loop a turn, so a long log (SQLite answers synchronously) does not hold up
+ * other requests.
  */
-export async function* streamLog(leads: LeadsRepository, afterSeq: number): AsyncGenerator<Buffer> {
+export async function* streamLog(leads: Leads, firstPage: LogPage): AsyncGenerator<Buffer> {
   yield Buffer.from('[')
-  let cursor = afterSeq
+  let rows = firstPage
   let first = true
-  for (;;) {
-    const rows = await leads.page(cursor, STREAM_PAGE)
-    if (rows.length === 0) break
+  while (rows.length > 0) {
     let chunk = ''
     for (const row of rows) {
-      chunk += (first ? '' : ',') + JSON.stringify(toEntry(row))
+      chunk += (first ? '' : ',') + JSON.stringify(row.entry)
       first = false
     }
     yield Buffer.from(chunk)
-    cursor = rows[rows.length - 1]?.seq ?? cursor
-    if (rows.length < STREAM_PAGE) break
+    const cursor = rows[rows.length - 1]?.seq
+    if (rows.length < STREAM_PAGE || cursor === undefined) break
     await nextTurn()
+    rows = await leads.page(cursor, STREAM_PAGE)
   }
   yield Buffer.from(']')
 }
 
-export const getLeads: HandlerModule = {
-  handler: ({ store, config }: Deps) =>
+export const getLeads: HandlerModule<Deps> = {
+  handler: ({ leads, config }: Deps) =>
     async function getLeads(request: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply) {
       const { limit, after } = request.query
       reply.header('cache-control', 'no-store')
       let afterSeq = 0
       if (after !== undefined) {
-        const seq = await store.leads.seqOf(after)
+        const seq = await leads.seqOf(after)
         if (seq === undefined) {
           throw new AppError(
             'invalid_request',
@@ -60,17 +59,18 @@ export const getLeads: HandlerModule = {
         afterSeq = seq
       }
       if (limit === undefined) {
+        const firstPage = await leads.page(afterSeq, STREAM_PAGE)
         // highWaterMark 1: at most one page waits in the stream's buffer (memory flat in the log size).
         return reply
           .type('application/json; charset=utf-8')
-          .send(Readable.from(streamLog(store.leads, afterSeq), { objectMode: true, highWaterMark: 1 }))
+          .send(Readable.from(streamLog(leads, firstPage), { objectMode: true, highWaterMark: 1 }))
       }
-      const rows = await store.leads.page(afterSeq, limit + 1)
+      const rows = await leads.page(afterSeq, limit + 1)
       const page = rows.slice(0, limit)
       const last = page[page.length - 1]
       if (rows.length > limit && last) {
-        reply.header('link', `<${config.publicBaseUrl}/leads.json?limit=${limit}&after=${encodeURIComponent(last.id)}>; rel="next"`)
+        reply.header('link', `<${config.publicBaseUrl}/leads.json?limit=${limit}&after=${encodeURIComponent(last.entry.id)}>; rel="next"`)
       }
-      return page.map(toEntry)
+      return page.map((r) => r.entry)
     },
 }

@@ -1,7 +1,8 @@
 // GET /project_metadata.json: the catalogue, from memory, with ETag / If-None-Match.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../plugins/errors/codes.js'
-import type { Deps, HandlerModule } from './deps.js'
+import type { HandlerModule } from '../plugins/routes/index.js'
+import type { Deps } from './deps.js'
 
 /** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */
 export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
@@ -11,7 +12,7 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
   return header.split(',').some((t) => strip(t) === etag)
 }
 
-export const getProjects: HandlerModule = {
+export const getProjects: HandlerModule<Deps> = {
   handler: ({ catalogue }: Deps) =>
     async function getProjects(request: FastifyRequest, reply: FastifyReply) {
       const view = catalogue.current()

@@ -1,5 +1,7 @@
-// The handler of every spec operation, by operationId (fastify-openapi-glue binds them).
-import type { HandlerModule } from './deps.js'
+// The handler of every spec operation, by operationId (fastify-openapi-glue binds them; app.ts
+// passes this registry to the routes plugin).
+import type { HandlerModule } from '../plugins/routes/index.js'
+import type { Deps } from './deps.js'
 import { getAuthorizationServerMetadata } from './getAuthorizationServerMetadata.js'
 import { getJwks } from './getJwks.js'
 import { getLeads } from './getLeads.js'
@@ -7,7 +9,7 @@ import { getProjects } from './getProjects.js'
 import { issueToken } from './issueToken.js'
 import { submitLead } from './submitLead.js'
 
-export const handlerModules: Record<string, HandlerModule> = {
+export const operationHandlers: Record<string, HandlerModule<Deps>> = {
   issueToken,
   getProjects,
   submitLead,
@@ -15,5 +17,3 @@ export const handlerModules: Record<string, HandlerModule> = {
   getJwks,
   getAuthorizationServerMetadata,
 }
-
-export type { Deps, FailureGuard, Handler, HandlerModule } from './deps.js'

@@ -1,9 +1,11 @@
-// POST /api/token: OAuth 2.0 client credentials (RFC 6749 §4.4), errors per §5.2.
+// POST /api/token: OAuth 2.0 client credentials (RFC 6749 §4.4), errors per §5.2, tokens bound to
+// the resources they are requested for (RFC 8707).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../generated/openapi.js'
-import { grantScopes, parseBasicAuth } from '../plugins/auth/rules.js'
+import { grantResources, grantScopes, parseBasicAuth } from '../plugins/auth/rules.js'
 import { AppError } from '../plugins/errors/codes.js'
-import type { Deps, HandlerModule } from './deps.js'
+import type { HandlerModule } from '../plugins/routes/index.js'
+import type { Deps } from './deps.js'
 
 type Body = operations['issueToken']['requestBody']['content']['application/x-www-form-urlencoded']
 type Ok = operations['issueToken']['responses'][200]['content']['application/json']
@@ -14,7 +16,7 @@ function invalidClient(hint: string): AppError {
   return new AppError('invalid_client', 'Client authentication failed.', hint, basicChallenge)
 }
 
-export const issueToken: HandlerModule = {
+export const issueToken: HandlerModule<Deps> = {
   routeOptions: { config: { oauthErrors: true } },
   handler: ({ auth, authFailures }: Deps) =>
     async function issueToken(request: FastifyRequest<{ Body: Body }>, reply: FastifyReply): Promise<Ok> {
@@ -43,15 +45,8 @@ export const issueToken: HandlerModule = {
         throw invalidClient('authenticate the client with HTTP Basic (client_id:client_secret) or client_id and client_secret in the body')
       }
 
-      const wait = await authFailures.retryAfter(request, clientId)
-      if (wait > 0) {
-        throw new AppError(
-          'rate_limited',
-          'Too many failed client authentications.',
-          `check the client credentials, then retry after ${wait} seconds`,
-          { 'retry-after': String(wait) },
-        )
-      }
+      const refusal = await authFailures.refusal(request, clientId)
+      if (refusal) throw refusal
       const client = await auth.authenticateClient(clientId, secret)
       if (!client) {
         await authFailures.record(request, clientId)
@@ -60,8 +55,10 @@ export const issueToken: HandlerModule = {
 
       const grant = grantScopes(body.scope, client.scopes.split(' '))
       if (!grant.ok) throw new AppError('invalid_scope', grant.reason, grant.hint)
+      const target = grantResources(body.resource, auth.resources.all, auth.resources.api)
+      if (!target.ok) throw new AppError('invalid_target', target.reason, target.hint)
 
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-      return auth.issue(client, grant.scopes)
+      return auth.issue(client, grant.scopes, target.audience)
     },
 }

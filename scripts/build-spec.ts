@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { parse } from 'yaml'
-import { builtSpecPath, specPath } from '../plugins/spec.js'
+import { builtSpecPath, specPath } from '../plugins/spec/load.js'
 
 mkdirSync(dirname(builtSpecPath), { recursive: true })
 writeFileSync(builtSpecPath, JSON.stringify(parse(readFileSync(specPath, 'utf8'))))

@@ -4,28 +4,39 @@
 //   npm run catalogue -- import [FILE]    validate against the spec's Project schema, then publish
 //   npm run catalogue -- status           the published version
 //   npm run catalogue -- unpublish        remove it (getProjects answers 404)
+//   --new-database                        create the database if the data folder has none
 
+import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
-import { catalogueFile, publishCatalogue, readCatalogueFile } from '../plugins/catalogue.js'
-import { openStore } from '../plugins/store/open.js'
+import { catalogueFile, readCatalogueFile } from '../plugins/catalogue/file.js'
+import { CatalogueRepository } from '../plugins/catalogue/repository.js'
+import { Spec } from '../plugins/spec/document.js'
+import { loadSpec } from '../plugins/spec/load.js'
+import { commandLine, runCli, UsageError } from './cli.js'
+import { NEW_DATABASE_USAGE, openServerStore } from './data.js'
 
-async function main([command, file]: string[]): Promise<number> {
-  const config = loadConfig()
+const usage = `usage: npm run catalogue -- import [FILE] | status | unpublish [--new-database]\n  ${NEW_DATABASE_USAGE}`
+
+async function main(argv: string[]): Promise<number> {
+  const parsed = commandLine(() => parseArgs({ args: argv, allowPositionals: true, options: { 'new-database': { type: 'boolean' } } }))
+  const [command, file] = parsed.positionals
   if (command !== 'import' && command !== 'status' && command !== 'unpublish') {
-    process.stderr.write('usage: npm run catalogue -- import [FILE] | status | unpublish\n')
-    return 2
+    throw new UsageError(command ? `unknown command ${command}` : 'no command given')
   }
-  const store = await openStore(config)
+  const config = loadConfig()
+  // Validate before touching storage: a bad file changes nothing.
+  const projects = command === 'import' ? readCatalogueFile(new Spec(loadSpec()), file ?? catalogueFile) : []
+  const store = await openServerStore(config, parsed.values['new-database'] === true)
+  const catalogue = new CatalogueRepository(store.db)
   try {
     if (command === 'import') {
-      const projects = readCatalogueFile(file ?? catalogueFile)
-      const etag = await publishCatalogue(store, projects)
+      const etag = await catalogue.publish(projects, new Date().toISOString())
       process.stdout.write(`published ${projects.length} projects (etag ${etag})\n`)
     } else if (command === 'unpublish') {
-      await store.catalogue.publish([], new Date().toISOString())
+      await catalogue.publish([], new Date().toISOString())
       process.stdout.write('catalogue unpublished\n')
     } else {
-      const current = await store.catalogue.current()
+      const current = await catalogue.current()
       process.stdout.write(
         current
           ? `published ${current.projects.length} projects at ${current.published_at} (etag ${current.etag})\n`
@@ -38,10 +49,4 @@ async function main([command, file]: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    process.stderr.write(`catalogue: ${err.message}\n`)
-    process.exit(1)
-  },
-)
+runCli('catalogue', usage, main)

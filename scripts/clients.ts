@@ -1,6 +1,6 @@
 // Manage OAuth clients and API keys in the configured storage; safe while the server runs
-// (SQLite WAL + busy timeout, or PostgreSQL). A revoked client's tokens stop working within
-// CLIENT_STATUS_TTL_SECONDS (30 s by default).
+// (SQLite WAL + busy timeout, or PostgreSQL). A revoked client's tokens, and the tokens issued
+// under a rotated secret, stop working within CLIENT_STATUS_TTL_SECONDS (30 s by default).
 //
 //   npm run clients -- create --name "Website" --scopes read:projects,write:leads
 //   npm run clients -- list
@@ -9,40 +9,41 @@
 //   npm run clients -- create-key --name "CRM sync" --scopes read:leads
 //   npm run clients -- list-keys | revoke-key <key_id>
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config.js'
-import { createApiKey, createClient, rotateClient } from '../plugins/auth/clients-admin.js'
-import { loadPepper } from '../plugins/auth/secrets.js'
-import { openStore } from '../plugins/store/open.js'
+import { loadConfig } from '../config.js'
+import { type ClientAdmin, createApiKey, createClient, rotateClient } from '../plugins/auth/admin.js'
+import { ClientsRepository } from '../plugins/auth/clients.js'
+import { Spec } from '../plugins/spec/document.js'
+import { loadSpec } from '../plugins/spec/load.js'
+import { commandLine, runCli, UsageError } from './cli.js'
+import { NEW_DATABASE_USAGE, openServerStore, serverPepper } from './data.js'
 
 const usage = `usage: npm run clients -- <command>
   create --name NAME --scopes a,b   create a client; prints client_id and client_secret once
   list                              list clients (never secrets)
   revoke CLIENT_ID                  revoke a client (its tokens stop within the status TTL)
-  rotate CLIENT_ID                  issue a new secret; the old one stops at once
-  create-key --name NAME --scopes a,b   create an API key (X-API-Key); printed once
+  rotate CLIENT_ID                  issue a new secret; the old one stops at once, its tokens within the status TTL
+  create-key --name NAME --scopes a,b   create an API key (X-API-Key); printed once. No operation
+                                    accepts API keys yet: the spec lists the ApiKey scheme on none
   list-keys                         list API keys
   revoke-key KEY_ID                 revoke an API key
+  ${NEW_DATABASE_USAGE}
 scopes: read:projects, read:leads, write:leads`
-
-/** A mistake in the command line: reported with the usage, exit status 2. */
-class UsageError extends Error {}
 
 function parseOptions(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, scopes: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'new-database': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   })
 }
 
 async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseOptions>
-  try {
-    parsed = parseOptions(argv)
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
-  const { positionals, values } = parsed
+  const { positionals, values } = commandLine(() => parseOptions(argv))
   const [command, id] = positionals
   if (values.help) {
     process.stdout.write(`${usage}\n`)
@@ -50,14 +51,22 @@ async function main(argv: string[]): Promise<number> {
   }
   if (!command) throw new UsageError('no command given')
   const config = loadConfig()
-  const store = await openStore(config)
-  const pepper = loadPepper(config)
+  const newDatabase = values['new-database'] === true
+  const store = await openServerStore(config, newDatabase)
+  const spec = new Spec(loadSpec())
+  let admin: ClientAdmin
+  try {
+    admin = { clients: new ClientsRepository(store.db), pepper: serverPepper(config, newDatabase), scopes: spec.scopes }
+  } catch (err) {
+    await store.close()
+    throw err
+  }
   const scopes = (values.scopes ?? '').split(/[,\s]+/).filter(Boolean)
   try {
     switch (command) {
       case 'create': {
         if (!values.name) throw new UsageError('create needs --name')
-        const c = await createClient(store, pepper, { name: values.name, scopes })
+        const c = await createClient(admin, { name: values.name, scopes })
         process.stdout.write(
           `client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\nscopes: ${c.scopes.join(' ')}\n` +
             'The secret is shown only now: store it safely.\n',
@@ -65,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       case 'list': {
-        const rows = await store.clients.list()
+        const rows = await admin.clients.list()
         for (const r of rows) {
           process.stdout.write(`${r.id}\t${r.revoked_at ? 'revoked' : 'active'}\t${r.scopes}\t${r.name}\t${r.created_at}\n`)
         }
@@ -74,32 +83,42 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'revoke': {
         if (!id) throw new UsageError('revoke needs a client id')
-        if (!(await store.clients.revoke(id, new Date().toISOString()))) throw new Error(`no active client ${id}`)
+        if (!(await admin.clients.revoke(id, new Date().toISOString()))) throw new Error(`no active client ${id}`)
         process.stdout.write(`revoked ${id}; its tokens stop working within ${config.clientStatusTtlSeconds} s\n`)
         return 0
       }
       case 'rotate': {
         if (!id) throw new UsageError('rotate needs a client id')
-        const secret = await rotateClient(store, pepper, id)
+        const secret = await rotateClient(admin, id)
         if (!secret) throw new Error(`no active client ${id}`)
-        process.stdout.write(`client_id: ${id}\nclient_secret: ${secret}\nThe old secret no longer works.\n`)
+        process.stdout.write(
+          `client_id: ${id}\nclient_secret: ${secret}\nThe old secret no longer works; tokens issued with it stop within ${config.clientStatusTtlSeconds} s.\n`,
+        )
         return 0
       }
       case 'create-key': {
         if (!values.name) throw new UsageError('create-key needs --name')
-        const k = await createApiKey(store, pepper, { name: values.name, scopes })
+        const k = await createApiKey(admin, { name: values.name, scopes })
         process.stdout.write(`key_id: ${k.id}\napi_key: ${k.api_key}\nscopes: ${k.scopes.join(' ')}\n`)
+        const accepting = [...spec.operations.values()]
+          .filter((op) => (op.security ?? []).some((r) => 'ApiKey' in r))
+          .map((op) => op.operationId)
+        process.stdout.write(
+          accepting.length > 0
+            ? `Operations that accept it (X-API-Key): ${accepting.join(', ')}.\n`
+            : 'Note: no operation accepts API keys yet (the spec lists the ApiKey scheme on none); the key works once an operation lists it. Use OAuth clients (create) meanwhile.\n',
+        )
         return 0
       }
       case 'list-keys': {
-        for (const r of await store.clients.listApiKeys()) {
+        for (const r of await admin.clients.listApiKeys()) {
           process.stdout.write(`${r.id}\t${r.revoked_at ? 'revoked' : 'active'}\t${r.scopes}\t${r.name}\n`)
         }
         return 0
       }
       case 'revoke-key': {
         if (!id) throw new UsageError('revoke-key needs a key id')
-        if (!(await store.clients.revokeApiKey(id, new Date().toISOString()))) throw new Error(`no active key ${id}`)
+        if (!(await admin.clients.revokeApiKey(id, new Date().toISOString()))) throw new Error(`no active key ${id}`)
         process.stdout.write(`revoked ${id}\n`)
         return 0
       }
@@ -112,14 +131,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    if (err instanceof UsageError) {
-      process.stderr.write(`clients: ${err.message}\n${usage}\n`)
-      process.exit(2)
-    }
-    process.stderr.write(`clients: ${err instanceof ConfigError ? err.message : err.message}\n`)
-    process.exit(1)
-  },
-)
+runCli('clients', usage, main)

@@ -44,5 +44,6 @@ if (cluster.isPrimary) {
     process.exit(1)
   })
 } else {
-  await import('../server.js')
+  const { start } = await import('../server.js')
+  await start()
 }

@@ -2,24 +2,24 @@
 // on an operation (a variant of the spec) is all it takes to accept X-API-Key there.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { createApiKey } from '../plugins/auth/clients-admin.js'
-import { loadSpec, type OpenApiDocument } from '../plugins/spec.js'
-import { call, testApp, tokenFor } from './helpers/app.js'
+import { createApiKey } from '../plugins/auth/admin.js'
+import { type OpenApiDocument, Spec } from '../plugins/spec/document.js'
+import { call, spec as shipped, testApp, tokenFor } from './helpers/app.js'
 
 const URL_ = '/project_metadata.json'
 
-function variant(): OpenApiDocument {
-  const spec = structuredClone(loadSpec())
-  const op = spec.paths[URL_]?.get
+function variant(): Spec {
+  const doc: OpenApiDocument = structuredClone(shipped.document)
+  const op = doc.paths[URL_]?.get
   if (!op) throw new Error('the spec has no getProjects')
   op.security = [{ OAuth2: ['read:projects'] }, { ApiKey: ['read:projects'] }]
-  return spec
+  return new Spec(doc)
 }
 
-const keyFor = (app: FastifyInstance, scopes: string[]) => createApiKey(app.store, app.auth.pepper, { name: 'integration', scopes })
+const keyFor = (app: FastifyInstance, scopes: string[]) => createApiKey(app.auth.admin, { name: 'integration', scopes })
 
 t.test('the unmodified spec lists ApiKey nowhere, and refuses X-API-Key', async (t) => {
-  const spec = loadSpec()
+  const spec = shipped.document
   const listed = Object.values(spec.paths).flatMap((item) =>
     Object.values(item).flatMap((op) => (op.security ?? []).flatMap((r) => Object.keys(r))),
   )
@@ -47,7 +47,7 @@ t.test('with ApiKey listed on getProjects, a key with read:projects is accepted'
   t.ok(Array.isArray(res.json()) && res.json().length >= 20, 'the catalogue')
 
   // The key is stored only as a hash.
-  const rows = await app.store.clients.listApiKeys()
+  const rows = await app.auth.admin.clients.listApiKeys()
   t.equal(rows.length, 1)
   t.not(rows[0]?.key_hash, key.api_key)
   t.notOk(JSON.stringify(rows).includes(key.api_key), 'the key itself is not stored')
@@ -79,7 +79,7 @@ t.test('unknown, out-of-scope and revoked keys', async (t) => {
   t.match(forbidden.json().hint, /API key created with the scope read:projects/)
 
   t.equal((await call(t, app, { url: URL_, headers: { 'x-api-key': good.api_key } })).statusCode, 200, 'before revocation')
-  t.equal(await app.store.clients.revokeApiKey(good.id, new Date().toISOString()), true)
+  t.equal(await app.auth.admin.clients.revokeApiKey(good.id, new Date().toISOString()), true)
   const revoked = await call(t, app, { url: URL_, headers: { 'x-api-key': good.api_key } })
   t.equal(revoked.statusCode, 401, 'revoked: refused at once')
   t.match(revoked.json().hint, /unknown or revoked/)

@@ -9,7 +9,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, importPKCS8, type JWTPayload, SignJWT } from 'jose'
 import t, { type Test } from 'tap'
 import type { Config } from '../config.js'
-import { call, testApp, tokenFor } from './helpers/app.js'
+import { rotateClient } from '../plugins/auth/admin.js'
+import { basic, call, testApp, tokenFor } from './helpers/app.js'
 
 const URL_ = '/project_metadata.json'
 const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
@@ -92,6 +93,58 @@ t.test('expired: signed by the server itself, exp in the past', async (t) => {
 
   const future = await signWith(key, { ...real.claims, nbf: now + 3600 }, { kid: real.header.kid, typ: 'at+jwt' })
   isUnauthorized(t, await get(t, app, `Bearer ${future}`), 'not yet valid', /not valid yet/)
+})
+
+t.test('a token accepted a moment ago is refused once it expires (the verified-token cache never outlives exp)', async (t) => {
+  const { app, config } = await testApp(t)
+  const real = await realToken(app)
+  const { key } = await serverKey(config)
+  const now = Math.floor(Date.now() / 1000)
+  const shortLived = await signWith(key, { ...real.claims, iat: now, exp: now + 2 }, { kid: real.header.kid, typ: 'at+jwt' })
+  t.equal((await get(t, app, `Bearer ${shortLived}`)).statusCode, 200, 'accepted while it lives')
+  t.equal((await get(t, app, `Bearer ${shortLived}`)).statusCode, 200, 'accepted again (now from the cache)')
+  await sleep((now + 2) * 1000 - Date.now() + 50)
+  isUnauthorized(t, await get(t, app, `Bearer ${shortLived}`), 'expired after use', /expired/)
+})
+
+t.test('absurd times: signed with the server key, but dated in the future or living too long', async (t) => {
+  const { app, config } = await testApp(t)
+  const real = await realToken(app)
+  const { key } = await serverKey(config)
+  const header = { kid: real.header.kid, typ: 'at+jwt' }
+  const now = Math.floor(Date.now() / 1000)
+  const year = 365 * 86_400
+  const refused: [string, JWTPayload, RegExp][] = [
+    ['iat a day ahead', { ...real.claims, iat: now + 86_400, exp: now + 86_400 + 3600 }, /future/],
+    ['iat ten years ahead, exp one hour after it', { ...real.claims, iat: now + 10 * year, exp: now + 10 * year + 3600 }, /future/],
+    ['a 100-year token', { ...real.claims, iat: now, exp: now + 100 * year }, /longer/],
+    ['one second longer than TOKEN_TTL_SECONDS', { ...real.claims, iat: now, exp: now + config.tokenTtlSeconds + 1 }, /longer/],
+    ['no iat', without(real.claims, 'iat'), /./],
+  ]
+  for (const [label, claims, hint] of refused) {
+    isUnauthorized(t, await get(t, app, `Bearer ${await signWith(key, claims, header)}`), label, hint)
+  }
+  const skewed = await signWith(key, { ...real.claims, iat: now + 30, exp: now + 30 + config.tokenTtlSeconds }, header)
+  t.equal((await get(t, app, `Bearer ${skewed}`)).statusCode, 200, "an iat 30 s ahead (another instance's clock) is accepted")
+})
+
+t.test("a rotated client's old tokens stop within the status TTL; tokens of the new secret work at once", async (t) => {
+  const { app } = await testApp(t, { clientStatusTtlSeconds: 1 })
+  const real = await realToken(app)
+  t.equal((await get(t, app, `Bearer ${real.token}`)).statusCode, 200, 'works before the rotation (status now cached)')
+  const secret = await rotateClient(app.auth.admin, real.clientId)
+  if (!secret) throw new Error('rotation failed')
+  const fresh = await app.inject({
+    method: 'POST',
+    url: '/api/token',
+    headers: { authorization: basic(real.clientId, secret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  t.equal(fresh.statusCode, 200, 'the new secret gets a token at once')
+  t.equal((await get(t, app, `Bearer ${fresh.json().access_token}`)).statusCode, 200, 'and it works at once, stale cache or not')
+  await sleep(1100)
+  isUnauthorized(t, await get(t, app, `Bearer ${real.token}`), 'a token of the old secret, after the TTL', /rotated/)
+  t.equal((await get(t, app, `Bearer ${fresh.json().access_token}`)).statusCode, 200, 'the new token still works')
 })
 
 t.test('alg none and algorithm confusion (HS256 keyed with the public key)', async (t) => {
@@ -189,7 +242,7 @@ t.test("a revoked client's tokens stop working within the status TTL", async (t)
   const real = await realToken(app)
   const other = await realToken(app)
   t.equal((await get(t, app, `Bearer ${real.token}`)).statusCode, 200, 'works before the revocation (status now cached)')
-  t.equal(await app.store.clients.revoke(real.clientId, new Date().toISOString()), true)
+  t.equal(await app.auth.admin.clients.revoke(real.clientId, new Date().toISOString()), true)
   await sleep(1100)
   isUnauthorized(t, await get(t, app, `Bearer ${real.token}`), 'revoked', /revoked/)
   t.equal((await get(t, app, `Bearer ${other.token}`)).statusCode, 200, "another client's token still works")

@@ -1,41 +1,12 @@
 // The operator CLIs (scripts/clients.ts, scripts/catalogue.ts) as child processes, against the
 // data folder of an app that is running at the same time.
-import { execFile } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { type Config, projectRoot } from '../config.js'
-import { readCatalogueFile } from '../plugins/catalogue.js'
-import { basic, call, testApp, tokenFor } from './helpers/app.js'
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-/** The CLI on the running app's storage: its data folder, or its PostgreSQL schema. */
-function run(script: 'clients' | 'catalogue', args: string[], config: Config): Promise<Run> {
-  const env: Record<string, string | undefined> = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATA_DIR: config.dataDir,
-    LOG_LEVEL: 'silent',
-  }
-  if (config.databaseUrl) env.DATABASE_URL = config.databaseUrl
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', join('scripts', `${script}.ts`), ...args],
-      { cwd: projectRoot, env, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-      },
-    )
-  })
-}
+import { readCatalogueFile } from '../plugins/catalogue/index.js'
+import { basic, call, spec, testApp, tokenFor } from './helpers/app.js'
+import { field, type Run, run } from './helpers/cli.js'
 
 async function tokenRequest(app: FastifyInstance, id: string, secret: string) {
   return app.inject({
@@ -44,12 +15,6 @@ async function tokenRequest(app: FastifyInstance, id: string, secret: string) {
     headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
     payload: 'grant_type=client_credentials',
   })
-}
-
-const field = (out: string, name: string): string => {
-  const m = new RegExp(`^${name}: (\\S+)$`, 'm').exec(out)
-  if (!m?.[1]) throw new Error(`no ${name} in ${out}`)
-  return m[1]
 }
 
 t.test('clients: create, list, rotate, revoke while the app runs', async (t) => {
@@ -136,6 +101,60 @@ t.test('clients: create, list, rotate, revoke while the app runs', async (t) => 
   t.ok(other.token)
 })
 
+t.test("clients: rotate ends the old secret's tokens within CLIENT_STATUS_TTL_SECONDS", async (t) => {
+  const { app, config } = await testApp(t, { clientStatusTtlSeconds: 1 })
+  const created = await run('clients', ['create', '--name', 'Rotating', '--scopes', 'read:projects'], config)
+  const id = field(created.stdout, 'client_id')
+  const oldToken = (await tokenRequest(app, id, field(created.stdout, 'client_secret'))).json().access_token as string
+  const auth = (token: string) => ({ authorization: `Bearer ${token}` })
+  t.equal(
+    (await call(t, app, { url: '/project_metadata.json', headers: auth(oldToken) })).statusCode,
+    200,
+    'the token works (status cached)',
+  )
+
+  const rotated = await run('clients', ['rotate', id], config)
+  t.equal(rotated.code, 0, rotated.stderr)
+  t.match(rotated.stdout, /tokens issued with it stop within \d+ s/)
+  const newToken = (await tokenRequest(app, id, field(rotated.stdout, 'client_secret'))).json().access_token as string
+  t.equal((await call(t, app, { url: '/project_metadata.json', headers: auth(newToken) })).statusCode, 200, 'a new token works at once')
+
+  await new Promise((r) => setTimeout(r, 1100))
+  const old = await call(t, app, { url: '/project_metadata.json', headers: auth(oldToken) })
+  t.equal(old.statusCode, 401, 'the token of the old secret is refused once the status TTL has passed')
+  t.match(old.json().hint, /rotated/)
+  t.equal((await call(t, app, { url: '/project_metadata.json', headers: auth(newToken) })).statusCode, 200, 'the new token still works')
+})
+
+t.test('the CLIs refuse to create a database the server is not using', async (t) => {
+  // A data folder the server never started in (a typo in DATA_DIR, or one deleted under it).
+  const { config } = await testApp(t, { databaseUrl: undefined })
+  const elsewhere = { ...config, dataDir: join(config.dataDir, 'not-the-servers') }
+  const [list, status, hooks] = (await Promise.all([
+    run('clients', ['list'], elsewhere),
+    run('catalogue', ['status'], elsewhere),
+    run('webhooks', ['list'], elsewhere),
+  ])) as [Run, Run, Run]
+  for (const [name, res] of [
+    ['clients list', list],
+    ['catalogue status', status],
+    ['webhooks list', hooks],
+  ] as const) {
+    t.not(res.code, 0, `${name}: non-zero exit`)
+    t.match(res.stderr, /there is no database at .*studio\.db/, `${name}: says there is no database`)
+    t.match(res.stderr, /--new-database/, `${name}: says how to create one on purpose`)
+  }
+  t.notOk(existsSync(elsewhere.dataDir), 'nothing was created: not even the folder')
+
+  // Asked explicitly, for a new installation set up before its first start: created.
+  const created = await run('clients', ['create', '--name', 'Early', '--scopes', 'read:projects', '--new-database'], elsewhere)
+  t.equal(created.code, 0, created.stderr)
+  t.ok(existsSync(join(elsewhere.dataDir, 'studio.db')), 'the database exists now')
+  const listed = await run('clients', ['list'], elsewhere)
+  t.equal(listed.code, 0, listed.stderr)
+  t.match(listed.stdout, /\tEarly\t/, 'and the CLI uses it from then on')
+})
+
 t.test('clients: bad command lines exit non-zero with the usage on stderr', async (t) => {
   const { config } = await testApp(t)
   const cases: [string, string[], RegExp][] = [
@@ -165,11 +184,22 @@ t.test('clients: bad command lines exit non-zero with the usage on stderr', asyn
   t.match(help.stdout, /usage: npm run clients/)
 })
 
+t.test('clients create-key: prints the key once, and says plainly that no operation accepts keys yet', async (t) => {
+  const { app, config } = await testApp(t)
+  const created = await run('clients', ['create-key', '--name', 'CRM sync', '--scopes', 'read:leads'], config)
+  t.equal(created.code, 0, created.stderr)
+  const key = field(created.stdout, 'api_key')
+  t.match(key, /^sk_/)
+  t.match(created.stdout, /no operation accepts API keys yet/)
+  const refused = await call(t, app, { url: '/leads.json', headers: { 'x-api-key': key } })
+  t.equal(refused.statusCode, 401, 'as it says: the key is accepted nowhere')
+})
+
 t.test('catalogue: status, unpublish and import while the app runs', async (t) => {
   const { app, config } = await testApp(t)
   const { token } = await tokenFor(app, ['read:projects'])
   const auth = { authorization: `Bearer ${token}` }
-  const shipped = readCatalogueFile().length
+  const shipped = readCatalogueFile(spec).length
   const etag = (await call(t, app, { url: '/project_metadata.json', headers: auth })).headers.etag as string
 
   const status = await run('catalogue', ['status'], config)
@@ -189,12 +219,20 @@ t.test('catalogue: status, unpublish and import while the app runs', async (t) =
   // (Not t.testdir(): that would recreate this test's folder, the running app's data folder.)
   const dir = join(config.dataDir, 'fixtures')
   mkdirSync(dir)
-  const projects = readCatalogueFile()
+  const projects = readCatalogueFile(spec)
   const broken = join(dir, 'broken.json')
   writeFileSync(broken, JSON.stringify([projects[0], { ...projects[1], location: { city: 'Nowhere' } }]))
   const refused = await run('catalogue', ['import', broken], config)
   t.not(refused.code, 0)
   t.match(refused.stderr, new RegExp(`project #2 \\(${projects[1]?.id}\\)`))
+  // A project without images is named with the missing field (it once crashed reading images.map).
+  const { images: _images, ...imageless } = projects[2] as (typeof projects)[number]
+  const noImages = join(dir, 'no-images.json')
+  writeFileSync(noImages, JSON.stringify([projects[0], imageless]))
+  const named = await run('catalogue', ['import', noImages], config)
+  t.equal(named.code, 1)
+  t.match(named.stderr, new RegExp(`project #2 \\(${imageless.id}\\) /images is missing`), 'names the project and the field')
+  t.notMatch(named.stderr, /Cannot read properties/)
   await app.catalogue.refresh()
   t.equal((await call(t, app, { url: '/project_metadata.json', headers: auth })).statusCode, 404, 'still unpublished')
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
-import { ConfigError, createConfig, loadConfig, parseRateLimits, projectRoot } from '../config.js'
+import { ConfigError, createConfig, loadConfig, parseRateLimits, projectRoot, VARIABLES, withConfigTable } from '../config.js'
 import { basic, call, testApp } from './helpers/app.js'
 
 function node(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -54,6 +54,12 @@ t.test('defaults', async (t) => {
     catalogueRefreshSeconds: 10,
     trustProxy: false,
     seedCatalogue: true,
+    requestTimeoutSeconds: 30,
+    headersTimeoutSeconds: 10,
+    keepAliveTimeoutSeconds: 72,
+    connectionTimeoutSeconds: 60,
+    metricsPort: 9464,
+    metricsHost: '127.0.0.1',
   })
   t.ok(config.clientStatusTtlSeconds <= 60, 'a revoked client stops within 60 s by default')
 })
@@ -105,6 +111,14 @@ t.test('bad values: a ConfigError naming the variable', async (t) => {
   refused(t, { LOG_LEVEL: 'loud' }, /\bLOG_LEVEL\b/, 'LOG_LEVEL=loud')
   refused(t, { TOKEN_TTL_SECONDS: '5' }, /\bTOKEN_TTL_SECONDS\b/, 'TOKEN_TTL_SECONDS=5')
   refused(t, { CLIENT_STATUS_TTL_SECONDS: '600' }, /\bCLIENT_STATUS_TTL_SECONDS\b/, 'a status TTL over 60 s')
+  refused(t, { REQUEST_TIMEOUT_SECONDS: '0' }, /\bREQUEST_TIMEOUT_SECONDS\b/, 'no request timeout')
+  refused(
+    t,
+    { HEADERS_TIMEOUT_SECONDS: '20', REQUEST_TIMEOUT_SECONDS: '10' },
+    /\bHEADERS_TIMEOUT_SECONDS\b.*\bREQUEST_TIMEOUT_SECONDS\b/,
+    'headers allowed longer than the whole request',
+  )
+  refused(t, { METRICS_PORT: '70000' }, /\bMETRICS_PORT\b/, 'METRICS_PORT=70000')
   refused(t, { LEADS_ALLOW_ANONYMOUS: 'maybe' }, /\bLEADS_ALLOW_ANONYMOUS\b/, 'LEADS_ALLOW_ANONYMOUS=maybe')
   refused(t, { PUBLIC_HOST: 'bad host/with path' }, /\bPUBLIC_HOST\b/, 'PUBLIC_HOST with a path')
   refused(t, { PUBLIC_BASE_URL: 'ftp://example.com' }, /\bPUBLIC_BASE_URL\b/, 'PUBLIC_BASE_URL not http(s)')
@@ -181,7 +195,7 @@ t.test('bootstrap: a fresh data folder gets a client whose credentials are in an
   })
   t.equal(res.statusCode, 200, 'the credentials work')
   t.same(res.json().scope.split(' ').sort(), ['read:leads', 'read:projects', 'write:leads'])
-  t.equal(await app.store.clients.count(), 1)
+  t.equal(await app.auth.admin.clients.count(), 1)
 
   // A restart on the same folder creates no second client and leaves the file alone.
   await app.close()
@@ -189,7 +203,7 @@ t.test('bootstrap: a fresh data folder gets a client whose credentials are in an
   const again = await buildApp(config)
   t.teardown(() => again.close())
   await again.ready()
-  t.equal(await again.store.clients.count(), 1)
+  t.equal(await again.auth.admin.clients.count(), 1)
   t.equal(readFileSync(file, 'utf8'), before)
   const still = await again.inject({
     method: 'POST',
@@ -205,7 +219,7 @@ t.test('bootstrap: BOOTSTRAP_CLIENT_ID/SECRET create that client and write no fi
   const bootstrapClientSecret = 'k3Y-'.repeat(10)
   const { app, config } = await testApp(t, { bootstrapClientId, bootstrapClientSecret })
   t.notOk(existsSync(join(config.dataDir, 'bootstrap-client.json')), 'no credentials file')
-  t.equal(await app.store.clients.count(), 1)
+  t.equal(await app.auth.admin.clients.count(), 1)
   const res = await call(t, app, {
     method: 'POST',
     url: '/api/token',
@@ -220,4 +234,74 @@ t.test('bootstrap: BOOTSTRAP_CLIENT_ID/SECRET create that client and write no fi
     payload: 'grant_type=client_credentials',
   })
   t.equal(wrong.statusCode, 401)
+})
+
+t.test('the README configuration table is the one config.ts renders (npm run docs:config)', async (t) => {
+  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8')
+  t.equal(withConfigTable(readme), readme, 'README.md is up to date; run `npm run docs:config` after changing config.ts')
+  for (const v of Object.values(VARIABLES)) t.match(readme, `| \`${v.env}\` |`, `${v.env} is documented`)
+})
+
+t.test('one set of defaults: loadConfig({}) and createConfig() agree', async (t) => {
+  const { dataDir: _a, ...fromEnv } = loadConfig({})
+  const { dataDir: _b, ...built } = createConfig()
+  t.same(fromEnv, built)
+  t.equal(createConfig().host, '0.0.0.0')
+})
+
+t.test('enum variables list the allowed values; bad values are quoted, secrets never', async (t) => {
+  let thrown: Error | undefined
+  try {
+    loadConfig({ LOG_LEVEL: 'verbose' })
+  } catch (err) {
+    thrown = err as Error
+  }
+  t.match(thrown?.message, /LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent \(got "verbose"\)/)
+  try {
+    loadConfig({ SECRET_PEPPER: 'short-secret-value' })
+  } catch (err) {
+    thrown = err as Error
+  }
+  t.match(thrown?.message, /SECRET_PEPPER must be at least 32 characters long/)
+  t.notMatch(thrown?.message, /short-secret-value/, 'a secret is never echoed')
+})
+
+t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the anonymous window is honoured', async (t) => {
+  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent', rateLimits: { getProject: { max: 5 }, mcp: { max: 5 } } })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await t.rejects(async () => app.ready(), {
+    message: /RATE_LIMITS names "getProject", which no rate limit has; the names are: .*getProjects/,
+  })
+  const refused = await node(['server.ts'], { RATE_LIMITS: 'submitLeadAnonymus=5', PORT: '0', DATA_DIR: t.testdir({}) })
+  t.equal(refused.code, 78, 'the server stops with EX_CONFIG')
+  t.match(refused.stderr, /RATE_LIMITS names "submitLeadAnonymus"/)
+
+  const { app: open } = await testApp(t, {
+    leadsAllowAnonymous: true,
+    rateLimits: { submitLeadAnonymous: { max: 1, window: '10 minutes' } },
+  })
+  const send = () =>
+    open.inject({
+      method: 'POST',
+      url: '/scripts/enquiry_backend.php',
+      payload: { name: 'A', email: 'a@example.com', phone: '+44 20 7946 0000' },
+    })
+  t.equal((await send()).statusCode, 200)
+  const over = await send()
+  t.equal(over.statusCode, 429)
+  t.ok(Number(over.headers['retry-after']) > 60, `the 10-minute anonymous window applies (Retry-After ${over.headers['retry-after']})`)
+})
+
+t.test('a port in use: the server says which variable to change', async (t) => {
+  const { createServer } = await import('node:net')
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+  const port = (taken.address() as { port: number }).port
+  const res = await node(['server.ts'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: t.testdir({}), LOG_LEVEL: 'silent' })
+  t.equal(res.code, 1)
+  t.match(res.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`))
+  t.match(res.stderr, /set PORT to a free port/)
+  t.notMatch(res.stderr, /EADDRINUSE|at Server\./, 'no raw error or stack')
 })

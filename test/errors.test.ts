@@ -1,11 +1,13 @@
 // Every failure is the spec's Error with the rate-limit headers: unknown paths, wrong methods,
-// crashes (no internals shown); request ids; the published spec and docs; rate limiting.
+// crashes (no internals shown); request ids; the published spec and docs; rate limiting; and what
+// Node and Fastify write themselves (parser refusals, malformed URLs, __proto__ keys, errors of
+// other libraries).
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
-import { loadSpec } from '../plugins/spec.js'
-import { call, storageConfig, testApp, tokenFor } from './helpers/app.js'
+import { call, spec, storageConfig, testApp, tokenFor } from './helpers/app.js'
+import { exchange } from './helpers/socket.js'
 
 const PROJECTS = '/project_metadata.json'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -112,12 +114,12 @@ t.test('/openapi.json serves the spec, with servers = the public base URL', asyn
   t.match(res.headers['content-type'], /^application\/json/)
   const doc = res.json()
   t.equal(doc.openapi, '3.1.0')
-  t.equal(doc.info.version, '1.3.0')
-  t.equal(doc.info.version, loadSpec().info.version)
+  t.equal(doc.info.version, '1.3.0', 'the contract is 1.3.0 (the one place a test names the version)')
+  t.equal(doc.info.version, spec.version)
   t.same(doc.servers, [{ url: publicBaseUrl }])
   t.equal(doc.components.securitySchemes.OAuth2.flows.clientCredentials.tokenUrl, `${publicBaseUrl}/api/token`)
-  t.same(Object.keys(doc.paths).sort(), Object.keys(loadSpec().paths).sort(), 'every path of the spec')
-  t.equal(res.headers['x-api-version'], '1.3.0')
+  t.same(Object.keys(doc.paths).sort(), Object.keys(spec.document.paths).sort(), 'every path of the spec')
+  t.equal(res.headers['x-api-version'], spec.version)
 })
 
 t.test('/docs: Swagger UI, with every asset served locally', async (t) => {
@@ -151,7 +153,7 @@ t.test('/docs: Swagger UI, with every asset served locally', async (t) => {
   t.notMatch(init.body, /url:\s*['"]https?:/, 'and from no external URL')
   const json = await call(t, app, { url: '/docs/json' })
   t.equal(json.statusCode, 200)
-  t.equal(json.json().info.version, '1.3.0')
+  t.equal(json.json().info.version, spec.version)
   t.same(json.json().servers, [{ url: config.publicBaseUrl }], 'the served spec, as /openapi.json serves it')
 })
 
@@ -211,4 +213,150 @@ t.test('rate limiting: unauthenticated requests are keyed by address', async (t)
   const { token } = await tokenFor(app, ['read:projects'])
   const authed = await from('192.0.2.1', { authorization: `Bearer ${token}` })
   t.equal(authed.statusCode, 200)
+})
+
+/** A listening app, for requests only a socket can send. */
+async function listening(t: Parameters<typeof testApp>[0]): Promise<{ app: FastifyInstance; port: number }> {
+  const { app } = await testApp(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return { app, port: (app.server.address() as { port: number }).port }
+}
+
+t.test('what the HTTP parser refuses is answered in the Error shape too, and the connection closed', async (t) => {
+  const { port } = await listening(t)
+  const get = (line: string, headers = 'Host: x\r\n') => `${line}\r\n${headers}\r\n`
+  const cases: [string, string, number, string, RegExp][] = [
+    [
+      'headers over 16 KiB',
+      get('GET /project_metadata.json HTTP/1.1', `Host: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n`),
+      431,
+      'headers_too_large',
+      /16 KiB/,
+    ],
+    ['a URL over 16 KiB', get(`GET /${'a'.repeat(20_000)} HTTP/1.1`), 431, 'headers_too_large', /16 KiB/],
+    [
+      'Content-Length and Transfer-Encoding together',
+      'POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      'invalid_request',
+      /Content-Length and Transfer-Encoding/,
+    ],
+    [
+      'two Content-Lengths',
+      'POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+      400,
+      'invalid_request',
+      /Content-Length/,
+    ],
+    ['an unreadable request line', 'GARBAGE\r\n\r\n', 400, 'invalid_request', /./],
+    ['a request target without a slash', get('GET nope HTTP/1.1'), 400, 'invalid_request', /HTTP\/1\.1/],
+    ['a control character in a header', get('GET / HTTP/1.1', 'Host: x\r\nX-A: a\u0001b\r\n'), 400, 'invalid_request', /header/],
+    ['an unknown method', get('FOO / HTTP/1.1'), 400, 'invalid_request', /method/],
+    ['HTTP/3.0', get('GET / HTTP/3.0'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    ['HTTP/1.2', get('GET / HTTP/1.2'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    [
+      'chunk extensions over the limit',
+      `POST /scripts/enquiry_backend.php HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n1;${'a'.repeat(20_000)}\r\na\r\n0\r\n\r\n`,
+      413,
+      'payload_too_large',
+      /chunk extensions/,
+    ],
+    ['CONNECT (this is no proxy)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'method_not_allowed', /proxy/],
+  ]
+  for (const [label, request, status, code, hint] of cases) {
+    const res = await exchange(port, request)
+    t.equal(res?.status, status, `${label}: ${status}`)
+    let body: Record<string, string> = {}
+    try {
+      body = JSON.parse(res?.body ?? '')
+    } catch {
+      t.fail(`${label}: the body is JSON: ${res?.raw.slice(0, 200)}`)
+    }
+    t.equal(body.code, code, `${label}: code`)
+    t.match(`${body.message} ${body.hint}`, hint, `${label}: says what is wrong`)
+    t.type(body.hint, 'string', `${label}: a hint`)
+    t.match(res?.headers['content-type'], /^application\/json/, `${label}: JSON`)
+    t.equal(res?.headers['x-api-version'], spec.version, `${label}: X-API-Version`)
+    t.match(res?.headers['x-request-id'], UUID, `${label}: X-Request-Id`)
+    t.equal(res?.headers.connection, 'close', `${label}: the connection is closed`)
+    // The path may be the token endpoint's, which the parser cannot know: the RFC 6749 fields too.
+    t.type(body.error, 'string', `${label}: RFC 6749 error`)
+    t.match(body.error_description, /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/, `${label}: RFC 6749 error_description`)
+  }
+})
+
+t.test('Node and Fastify answers after parsing are the Error shape too: Host, Expect, malformed URLs, long ids', async (t) => {
+  const { port } = await listening(t)
+  const cases: [string, string, number, string][] = [
+    ['HTTP/1.1 without Host', 'GET /.well-known/jwks.json HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
+    ['a malformed percent-encoding', 'GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+    ['a path segment over the router limit', `GET /projects/${'a'.repeat(200)} HTTP/1.1\r\nHost: x\r\n\r\n`, 404, 'not_found'],
+    ['an Expect this server does not meet', 'GET /nope HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n', 404, 'not_found'],
+  ]
+  for (const [label, request, status, code] of cases) {
+    const res = await exchange(port, request)
+    t.equal(res?.status, status, `${label}: ${status}`)
+    t.equal(JSON.parse(res?.body || '{}').code, code, `${label}: code ${code}`)
+    t.equal(res?.headers['x-api-version'], spec.version, `${label}: X-API-Version`)
+    t.match(res?.headers['x-ratelimit-limit'], /^\d+$/, `${label}: rate-limit headers`)
+  }
+  const missingHost = JSON.parse((await exchange(port, 'GET / HTTP/1.1\r\n\r\n'))?.body ?? '{}')
+  t.match(missingHost.message, /Host/, 'the missing Host is named')
+  const http10 = await exchange(port, 'GET /nope HTTP/1.0\r\n\r\n')
+  t.equal(http10?.status, 404, 'HTTP/1.0 needs no Host')
+})
+
+t.test('a body with a __proto__ key: 400 saying the key is refused, not "not valid JSON"', async (t) => {
+  const { app } = await testApp(t, { leadsAllowAnonymous: true })
+  const send = (payload: string) =>
+    call(t, app, { method: 'POST', url: '/scripts/enquiry_backend.php', headers: { 'content-type': 'application/json' }, payload })
+  for (const payload of [
+    '{"__proto__":{"admin":true},"name":"A","email":"a@example.com","phone":"+44 20 7946 0000"}',
+    '{"name":"A","email":"a@example.com","phone":"+44 20 7946 0000","x":{"__proto__":{"admin":true}}}',
+    '{"constructor":{"prototype":{"admin":true}},"name":"A","email":"a@example.com","phone":"+44 20 7946 0000"}',
+    '{"\\u005f_proto__":{"admin":true},"name":"A"}',
+  ]) {
+    const res = await send(payload)
+    t.equal(res.statusCode, 400, `${payload.slice(0, 30)}: 400`)
+    t.equal(res.json().code, 'invalid_request')
+    t.match(res.json().message, /__proto__/, 'names the refused key')
+    t.notMatch(res.json().message, /not valid JSON/, 'does not call valid JSON invalid')
+  }
+  const syntax = await send('{"name": "A",}')
+  t.match(syntax.json().message, /not valid JSON/, 'a real syntax error is still called one')
+  const empty = await send('')
+  t.equal(empty.statusCode, 400)
+})
+
+t.test('errors other libraries raise with a status only keep a status of their own', async (t) => {
+  const { app } = await testApp(t)
+  const image = '/images/aoyama-concept-store-tokyo.svg'
+  const cases: [string, Record<string, string>, number, string][] = [
+    ['If-Match that does not match', { 'if-match': '"nope"' }, 412, 'precondition_failed'],
+    ['If-Unmodified-Since in the past', { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' }, 412, 'precondition_failed'],
+  ]
+  for (const [label, headers, status, code] of cases) {
+    const res = await call(t, app, { url: image, headers })
+    t.equal(res.statusCode, status, `${label}: ${status}, not a 500`)
+    t.equal(res.json().code, code)
+  }
+  const range = await call(t, app, { url: image, headers: { range: 'bytes=999999-' } })
+  t.equal(range.statusCode, 200, 'byte ranges of images are ignored (whole file), never a 500')
+  const outside = await call(t, app, { url: '/images/%2e%2e/%2e%2e/package.json' })
+  t.equal(outside.statusCode, 404, 'a path out of the images folder is simply not found')
+  t.equal(outside.json().code, 'not_found', 'not insufficient_scope')
+})
+
+t.test('a compressed body is refused with 415, not misread', async (t) => {
+  const { app } = await testApp(t)
+  const { token } = await tokenFor(app, ['write:leads'])
+  const res = await call(t, app, {
+    method: 'POST',
+    url: '/scripts/enquiry_backend.php',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    payload: '{}',
+  })
+  t.equal(res.statusCode, 415)
+  t.equal(res.json().code, 'unsupported_media_type')
+  t.match(res.json().hint, /uncompressed/)
 })

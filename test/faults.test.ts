@@ -7,9 +7,10 @@
 //  3. Redis stops: the API keeps answering and still limits, per instance.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
+import { leadFor, type Outcome, readLog, type Sent, submitMany } from './helpers/flood.js'
 import {
-  canRunPostgres,
   canRunRedis,
+  needsPostgres,
   requirePart,
   type ServerProcess,
   sharedSecrets,
@@ -18,68 +19,6 @@ import {
   throwawayRedis,
   tokenFrom,
 } from './helpers/processes.js'
-
-interface Sent {
-  name: string
-  email: string
-  phone: string
-}
-
-const leadFor = (n: number): Sent => ({
-  name: `Fault Prospect ${n}`,
-  email: `fault${n}@example.com`,
-  phone: `+33 1 ${String(10_000_000 + n).replace(/(\d{2})(\d{2})(\d{2})(\d{2})/, '$1 $2 $3 $4')}`,
-})
-
-interface Outcome {
-  acked: Map<string, Sent>
-  statuses: Map<number | string, number>
-}
-
-/** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200. */
-async function submitMany(
-  url: string,
-  token: string,
-  total: number,
-  concurrency: number,
-  onAck?: (count: number) => void,
-): Promise<Outcome> {
-  const acked = new Map<string, Sent>()
-  const statuses = new Map<number | string, number>()
-  let next = 0
-  const worker = async () => {
-    while (next < total) {
-      const n = next++
-      const lead = leadFor(n)
-      try {
-        const res = await fetch(`${url}/scripts/enquiry_backend.php`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(lead),
-        })
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-        const body = (await res.json()) as { id?: string; code?: string }
-        if (res.status === 200 && body.id) {
-          acked.set(body.id, lead)
-          onAck?.(acked.size)
-        }
-      } catch {
-        statuses.set('connection error', (statuses.get('connection error') ?? 0) + 1)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
-  return { acked, statuses }
-}
-
-async function readLog(
-  url: string,
-  token: string,
-): Promise<{ id: string; name: string; email: string; phone: string; received_at: string }[]> {
-  const res = await fetch(`${url}/leads.json`, { headers: { authorization: `Bearer ${token}` } })
-  if (res.status !== 200) throw new Error(`leads.json: ${res.status}`)
-  return res.json() as never
-}
 
 /** Every acknowledged lead once and whole; no row that is not a lead we sent, none twice. */
 function checkLog(t: Test, log: Awaited<ReturnType<typeof readLog>>, acked: Map<string, Sent>, sentTotal: number): void {
@@ -121,15 +60,6 @@ async function killDuringSubmissions(t: Test, env: Record<string, string>): Prom
   checkLog(t, await readLog(server.url, token), outcome.acked, 2000)
   t.equal(await server.stop(), 0)
 }
-
-/** Throwaway PostgreSQL servers need the server binaries, and root to run them as postgres. */
-const needsPostgres = (t: Test): boolean =>
-  requirePart(
-    t,
-    canRunPostgres(),
-    'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
-    'apt-get install postgresql',
-  )
 
 t.test('kill -9 during 2,000 concurrent submissions: SQLite', async (t) => {
   await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })

@@ -37,7 +37,7 @@ const request = (over: object) => over as unknown as FastifyRequest
 
 t.test('getProjects: 404 with no catalogue, 200 with ETag, 304 on a match', async (t) => {
   let view: { etag: string; body: Buffer; projects: [] } | undefined
-  const handler = getProjects.handler(deps({ catalogue: { current: () => view, refresh: async () => {} } }))
+  const handler = getProjects.handler(deps({ catalogue: { current: () => view } as unknown as Deps['catalogue'] }))
 
   await t.rejects(handler(request({ headers: {} }), fakeReply().reply), { code: 'not_found', statusCode: 404 })
 
@@ -60,15 +60,15 @@ t.test('getProjects: 404 with no catalogue, 200 with ETag, 304 on a match', asyn
   t.notOk(ifNoneMatchHits(undefined, '"v1"'))
 })
 
-t.test('submitLead: hands the lead to the intake with the right owner and key', async (t) => {
+t.test('submitLead: hands the lead to the leads service with the right owner and key', async (t) => {
   const calls: unknown[][] = []
-  const intake = {
+  const leads = {
     submit: async (...args: unknown[]) => {
       calls.push(args)
       return { id: 'lead-1', received_at: '2026-11-22T10:00:00.000Z', status: 'received' as const }
     },
   }
-  const handler = submitLead.handler(deps({ intake: intake as unknown as Deps['intake'] }))
+  const handler = submitLead.handler(deps({ leads: leads as unknown as Deps['leads'] }))
   const lead = { name: 'Ada', email: 'ada@example.com', phone: '+44 20 7946 0958' }
   const receipt = await handler(
     request({
@@ -90,20 +90,26 @@ t.test('submitLead: hands the lead to the intake with the right owner and key', 
 t.test('issueToken: grant and client rules, failures counted, the guard respected', async (t) => {
   const client = { id: 'cl_a', name: 'A', scopes: 'read:projects read:leads', secret_hash: '', created_at: '', revoked_at: null }
   const failures: string[] = []
-  let wait = 0
+  const audiences: (readonly string[])[] = []
+  const api = 'https://api.example'
+  let refusal: AppError | undefined
   const handler = issueToken.handler(
     deps({
       auth: {
         authenticateClient: async (id: string, secret: string) => (id === 'cl_a' && secret === 'right' ? client : undefined),
-        issue: (_c: unknown, scopes: string[]) => ({
-          access_token: 'tok',
-          token_type: 'Bearer',
-          expires_in: 3600,
-          scope: scopes.join(' '),
-        }),
+        resources: { api, mcp: `${api}/mcp`, all: [api, `${api}/mcp`] },
+        issue: (_c: unknown, scopes: string[], audience: readonly string[]) => {
+          audiences.push(audience)
+          return {
+            access_token: 'tok',
+            token_type: 'Bearer',
+            expires_in: 3600,
+            scope: scopes.join(' '),
+          }
+        },
       } as unknown as Deps['auth'],
       authFailures: {
-        retryAfter: async () => wait,
+        refusal: async () => refusal,
         record: async (_r, id) => {
           failures.push(id)
         },
@@ -121,6 +127,10 @@ t.test('issueToken: grant and client rules, failures counted, the guard respecte
     scope: 'read:leads',
   })
   t.equal(ok.seen.headers['cache-control'], 'no-store')
+  // RFC 8707: no resource means the API; a named one (or several, repeated in the form) is the audience.
+  await handler(form({ grant_type: 'client_credentials', resource: `${api}/mcp` }, basic('cl_a', 'right')), fakeReply().reply)
+  await handler(form({ grant_type: 'client_credentials', resource: [`${api}/`, `${api}/mcp`] }, basic('cl_a', 'right')), fakeReply().reply)
+  t.same(audiences, [[api], [`${api}/mcp`], [api, `${api}/mcp`]], 'the audience of each token')
 
   const refused = async (body: object, authorization: string | undefined, code: string) => {
     const err = await handler(form(body, authorization), fakeReply().reply).then(
@@ -134,9 +144,11 @@ t.test('issueToken: grant and client rules, failures counted, the guard respecte
   await refused({ grant_type: 'client_credentials', client_id: 'cl_a', client_secret: 'right' }, basic('cl_a', 'right'), 'invalid_request')
   await refused({ grant_type: 'client_credentials' }, undefined, 'invalid_client')
   await refused({ grant_type: 'client_credentials', scope: 'write:leads' }, basic('cl_a', 'right'), 'invalid_scope')
+  await refused({ grant_type: 'client_credentials', resource: 'https://other.example' }, basic('cl_a', 'right'), 'invalid_target')
+  t.equal(audiences.length, 3, 'no token for a refused resource')
   t.same(failures, [], 'no failed authentication so far')
   await refused({ grant_type: 'client_credentials' }, basic('cl_a', 'wrong'), 'invalid_client')
   t.same(failures, ['cl_a'], 'a wrong secret is counted against the client id')
-  wait = 42
+  refusal = new AppError('rate_limited', 'Too many failed authentications of this client from this address.')
   await refused({ grant_type: 'client_credentials' }, basic('cl_a', 'right'), 'rate_limited')
 })

@@ -34,6 +34,22 @@ t.test('a lead is stored durably, answered with a receipt, and appears in the lo
   ])
 })
 
+t.test('a lead may carry a note (LeadFields.note): stored trimmed, shown in the log; a blank one is not stored', async (t) => {
+  const { app } = await testApp(t)
+  const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
+  const auth = { authorization: `Bearer ${token}` }
+  const note = `${'n'.repeat(1988)} — Lisbon`
+  for (const payload of [
+    { ...leadOf(1), note: `  ${note}\n` },
+    { ...leadOf(2), note: '   ' },
+  ]) {
+    t.equal((await call(t, app, { method: 'POST', url: SUBMIT, headers: auth, payload })).statusCode, 200)
+  }
+  const log = (await call(t, app, { url: '/leads.json', headers: auth })).json() as Record<string, unknown>[]
+  t.equal(log[0]?.note, note, 'the note, trimmed (2000 characters as sent, the limit)')
+  t.notOk('note' in (log[1] ?? {}), 'a blank note is not stored')
+})
+
 t.test('the bad-lead battery: each is refused with a useful hint and stores nothing', async (t) => {
   const { app } = await testApp(t)
   const { token } = await tokenFor(app, ['write:leads'])
@@ -138,7 +154,21 @@ t.test('the bad-lead battery: each is refused with a useful hint and stores noth
       payload: JSON.stringify({ ...good, company: 'ACME' }),
       status: 400,
       code: 'invalid_request',
-      hint: /remove `company`/,
+      hint: /remove `company`; accepted fields are `name`, `email`, `phone`, `note`/,
+    },
+    {
+      name: 'overlong note',
+      payload: JSON.stringify({ ...good, note: 'n'.repeat(2001) }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`note` must be text of at most 2000 characters/,
+    },
+    {
+      name: 'note not text',
+      payload: JSON.stringify({ ...good, note: 42 }),
+      status: 400,
+      code: 'invalid_request',
+      hint: /`note` must be a string/,
     },
     { name: 'malformed JSON', payload: '{"name": "Ada",', status: 400, code: 'invalid_request', hint: /syntax error/ },
     { name: 'array body', payload: JSON.stringify([good]), status: 400, code: 'invalid_request', hint: /JSON object/ },
@@ -180,12 +210,12 @@ t.test('the bad-lead battery: each is refused with a useful hint and stores noth
     t.equal(res.statusCode, c.status, `${c.name}: status`)
     t.equal(res.json().code, c.code, `${c.name}: code`)
     t.match(res.json().hint, c.hint, `${c.name}: hint says what to change`)
-    t.equal(await app.store.leads.count(), 0, `${c.name}: nothing stored`)
+    t.equal(await app.leads.count(), 0, `${c.name}: nothing stored`)
   }
   // The same lead, well-formed, is accepted: the battery failed for the reasons it names.
   const ok = await call(t, app, { method: 'POST', url: SUBMIT, headers: json, payload: JSON.stringify(good) })
   t.equal(ok.statusCode, 200)
-  t.equal(await app.store.leads.count(), 1)
+  t.equal(await app.leads.count(), 1)
 })
 
 t.test('submitLead needs write:leads by default', async (t) => {
@@ -198,7 +228,7 @@ t.test('submitLead needs write:leads by default', async (t) => {
   t.equal(wrong.statusCode, 403)
   t.equal(wrong.json().code, 'insufficient_scope')
   t.match(wrong.json().hint, /write:leads/)
-  t.equal(await app.store.leads.count(), 0)
+  t.equal(await app.leads.count(), 0)
 })
 
 t.test('operator switch: anonymous leads are accepted, with a stricter per-address limit', async (t) => {
@@ -218,9 +248,9 @@ t.test('operator switch: anonymous leads are accepted, with a stricter per-addre
   t.equal(over.statusCode, 429)
   t.equal(over.json().code, 'rate_limited')
   t.match(over.headers['retry-after'], /^\d+$/)
-  const rows = await app.store.leads.page(0, 100)
+  const rows = await app.leads.page(0, 100)
   t.equal(rows.length, 10, '9 anonymous + 1 authenticated stored; the refused ones were not')
-  t.equal(rows.filter((r) => r.client_id === null).length, 9)
+  t.equal(rows.filter((r) => r.entry.client_id === null).length, 9)
   const spec = (await app.inject({ url: '/openapi.json' })).json()
   t.same(spec.paths[SUBMIT].post.security, [{ OAuth2: ['write:leads'] }, {}], 'the served spec says auth is optional')
 })
@@ -233,11 +263,11 @@ t.test('Idempotency-Key: a retry returns the first receipt, a different body is 
   const again = await call(t, app, { method: 'POST', url: SUBMIT, headers, payload: leadOf(1) })
   t.equal(again.statusCode, 200)
   t.same(again.json(), first.json(), 'same receipt')
-  t.equal(await app.store.leads.count(), 1, 'stored once')
+  t.equal(await app.leads.count(), 1, 'stored once')
   const other = await call(t, app, { method: 'POST', url: SUBMIT, headers, payload: leadOf(2) })
   t.equal(other.statusCode, 409)
   t.equal(other.json().code, 'idempotency_conflict')
-  t.equal(await app.store.leads.count(), 1)
+  t.equal(await app.leads.count(), 1)
 
   // Concurrent retries of one key store one lead and all get its receipt.
   const racing = await Promise.all(
@@ -247,7 +277,7 @@ t.test('Idempotency-Key: a retry returns the first receipt, a different body is 
   )
   t.same(new Set(racing.map((r) => r.statusCode)), new Set([200]))
   t.equal(new Set(racing.map((r) => r.json().id)).size, 1)
-  t.equal(await app.store.leads.count(), 2)
+  t.equal(await app.leads.count(), 2)
 
   // Keys belong to their client: another client may use the same key.
   const other2 = await tokenFor(app, ['write:leads'])

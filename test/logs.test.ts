@@ -2,23 +2,18 @@
 // (without the server's redaction, so the app itself must not log anything sensitive), then
 // every line is checked: one 'request' line per request, and no email, phone, name, secret,
 // token or Authorization value anywhere.
-import { Writable } from 'node:stream'
+import { join } from 'node:path'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { basic, newClient, storageConfig } from './helpers/app.js'
+import { captureLog } from './helpers/log.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 
 t.test('the log holds one line per request and no personal data, secret or token', async (t) => {
-  const raw: string[] = []
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      raw.push(chunk.toString())
-      done()
-    },
-  })
+  const { stream, raw } = captureLog()
   const config = createConfig({ dataDir: t.testdir({}), logLevel: 'info', ...(await storageConfig(t)) })
   const app = await buildApp(config, { logger: { level: 'info', stream } })
   let closed = false
@@ -188,4 +183,36 @@ t.test('the log holds one line per request and no personal data, secret or token
     records.some((r) => 'body' in r || 'payload' in r),
     'no bodies logged',
   )
+})
+
+t.test("a request's own logger is made on first use and carries the request id; logging off works too", async (t) => {
+  const { stream, lines } = captureLog()
+  const dir = t.testdir({ loud: {}, quiet: {} })
+  const config = createConfig({ dataDir: join(dir, 'loud'), logLevel: 'info', ...(await storageConfig(t)) })
+  const app = await buildApp(config, { logger: { level: 'info', stream } })
+  t.teardown(() => app.close())
+  app.get('/lazy-log', async (request) => {
+    request.log.debug({ dropped: true }, 'below the level: no child is made for it')
+    request.log.warn({ lazy: true }, 'through the request logger')
+    return { ok: true }
+  })
+  const res = await app.inject({ url: '/lazy-log' })
+  t.equal(res.statusCode, 200)
+  const warn = lines().find((l) => l.msg === 'through the request logger')
+  t.ok(warn, 'the line was written')
+  t.type(warn?.reqId, 'string', 'bound to the request')
+  const request = lines().find((l) => l.msg === 'request' && l.path === '/lazy-log')
+  t.equal(request?.reqId, warn?.reqId, "the request line carries the same id as the request's own lines")
+  t.notOk(
+    lines().some((l) => l.dropped),
+    'a level below the logger is dropped',
+  )
+
+  const quiet = await buildApp(createConfig({ dataDir: join(dir, 'quiet'), ...(await storageConfig(t)) }), { logger: false })
+  t.teardown(() => quiet.close())
+  quiet.get('/lazy-log', async (request) => {
+    request.log.info('nowhere')
+    return { ok: true }
+  })
+  t.equal((await quiet.inject({ url: '/lazy-log' })).statusCode, 200, 'logging off: the request logger is a no-op')
 })

@@ -1,6 +1,10 @@
-// Operations: health, readiness, Prometheus metrics, and the answer while shutting down.
+// Operations: health, readiness, Prometheus metrics (on a listener of their own, never on the
+// API's port), and the answer while shutting down.
+import { networkInterfaces } from 'node:os'
 import t from 'tap'
+import { listenMetrics } from '../plugins/metrics/listener.js'
 import { basic, call, leadOf, newClient, testApp, tokenFor } from './helpers/app.js'
+import { freePort, startServer } from './helpers/processes.js'
 
 t.test('/healthz and /readyz sit outside auth and rate limits', async (t) => {
   const { app } = await testApp(t)
@@ -29,10 +33,12 @@ t.test('/metrics counts requests, latency, rejections, leads and token outcomes'
   await call(t, app, { method: 'POST', url: '/scripts/enquiry_backend.php', headers: auth, payload: leadOf(1) })
   await app.inject({ url: '/no/such/path' })
 
-  const res = await app.inject({ url: '/metrics' })
-  t.equal(res.statusCode, 200)
-  t.match(res.headers['content-type'], /^text\/plain/)
-  const text = res.body
+  const listener = await listenMetrics(app.metrics.registry, '127.0.0.1', 0)
+  t.teardown(() => listener.close())
+  const res = await fetch(`http://127.0.0.1:${listener.port}/metrics`)
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^text\/plain/)
+  const text = await res.text()
   const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1])
   t.equal(value('studio_http_requests_total{operation="getProjects",status="200"}'), 2)
   t.equal(value('studio_http_requests_total{operation="getProjects",status="429"}'), 1)
@@ -44,6 +50,38 @@ t.test('/metrics counts requests, latency, rejections, leads and token outcomes'
   t.equal(value('studio_http_request_duration_seconds_count{operation="getProjects",status="200"}'), 2)
   t.match(text, /studio_process_resident_memory_bytes \d+/, 'process metrics')
   t.notMatch(text, /no\/such\/path/, 'raw URLs never become labels')
+})
+
+t.test('/metrics is not served on the API port: a 404 like any unknown path', async (t) => {
+  const { app } = await testApp(t)
+  const res = await call(t, app, { url: '/metrics' })
+  t.equal(res.statusCode, 404)
+  t.equal(res.json().code, 'not_found')
+  t.notMatch(res.body, /studio_/, 'no metric in the answer')
+})
+
+t.test('the metrics listener: its own port, on 127.0.0.1 by default; nothing else there', async (t) => {
+  const metricsPort = await freePort()
+  const server = await startServer(t, { METRICS_PORT: String(metricsPort), DATA_DIR: t.testdir({}) })
+  const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+  t.equal(scraped.status, 200)
+  t.match(await scraped.text(), /studio_process_resident_memory_bytes \d+/)
+  const onApi = await fetch(`${server.url}/metrics`)
+  t.equal(onApi.status, 404, 'the API port does not serve them')
+  const elsewhere = await fetch(`http://127.0.0.1:${metricsPort}/leads.json`)
+  t.equal(elsewhere.status, 404, 'the metrics port serves nothing but /metrics')
+  t.equal(((await elsewhere.json()) as { code: string }).code, 'not_found')
+  const posted = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { method: 'POST' })
+  t.equal(posted.status, 405)
+  t.equal(posted.headers.get('allow'), 'GET, HEAD')
+  // Bound to the loopback interface only: from another of this machine's addresses, nothing.
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address
+  if (outside) {
+    await t.rejects(fetch(`http://${outside}:${metricsPort}/metrics`), `not reachable on ${outside}`)
+  }
+  t.equal(await server.stop(), 0, 'stops cleanly, metrics listener included')
 })
 
 t.test('while closing, new requests get 503 service_unavailable in the Error shape', async (t) => {

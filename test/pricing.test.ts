@@ -1,20 +1,19 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import {
-  type Estimate,
-  EstimateError,
-  type EstimateInput,
-  estimatePrice,
-  loadPricingModel,
-  type PricingModel,
-  parsePricingModel,
-  pricingOptions,
-} from '../handlers/pricing/estimate.js'
+import { type Estimate, type EstimateInput, pricingOptions } from '../plugins/pricing/estimate.js'
+import { EstimateError, Pricing, type PricingModel } from '../plugins/pricing/index.js'
+import { loadPricingModel as loadModel, parsePricingModel as parseModel } from '../plugins/pricing/model.js'
+import { spec } from './helpers/app.js'
+
+// The model is validated against the spec's PricingModel schema: the spec is the tests' own copy.
+const loadPricingModel = (file?: string): PricingModel => loadModel(spec, file)
+const parsePricingModel = (json: unknown): PricingModel => parseModel(spec, json)
 
 const DATA_PATH = fileURLToPath(new URL('../data/pricing.json', import.meta.url))
 const rawJson = (): Record<string, unknown> => JSON.parse(readFileSync(DATA_PATH, 'utf8')) as Record<string, unknown>
 const model: PricingModel = loadPricingModel()
+const pricing = new Pricing(spec, model)
 const opts = pricingOptions(model)
 
 const LEVELS = ['consultation', 'design', 'full-service', 'turnkey']
@@ -48,7 +47,7 @@ const CITIES = [
   'Tokyo',
 ]
 
-const est = (input: EstimateInput): Estimate => estimatePrice(model, input)
+const est = (input: EstimateInput): Estimate => pricing.estimate(input)
 const factorOf = (table: Record<string, number>, name: string): number => {
   const f = table[name]
   if (f === undefined) throw new Error(`no factor for ${name}`)
@@ -363,7 +362,7 @@ t.test('nonsense input is refused with EstimateError naming the field', async (t
   ]
   for (const [name, input, field, hint] of bad) {
     try {
-      estimatePrice(model, input as EstimateInput)
+      pricing.estimate(input as EstimateInput)
       t.fail(`${name}: accepted`)
     } catch (err) {
       t.ok(err instanceof EstimateError, `${name}: EstimateError`)
@@ -382,7 +381,7 @@ t.test('nonsense input is refused with EstimateError naming the field', async (t
     for (const city of CITIES) t.match((err as EstimateError).hint, city)
   }
   // Absent optional fields are fine (null is treated as absent, as JSON clients send it).
-  t.equal(estimatePrice(model, { area_sqm: 120, style: null, city: null } as unknown as EstimateInput).input.city, null)
+  t.equal(pricing.estimate({ area_sqm: 120, style: null, city: null } as unknown as EstimateInput).input.city, null)
   t.equal(est({ area_sqm: 10 }).input.rooms, 1, 'boundary area 10 accepted, default 1 room')
   t.equal(est({ area_sqm: 10000 }).input.rooms, 50, 'boundary area 10000 accepted, default rooms capped at 50')
   t.equal(est({ area_sqm: 120.75, rooms: 50 }).input.area_sqm, 120.75, 'non-integer area accepted')

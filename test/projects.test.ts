@@ -3,8 +3,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { catalogueFile, type Project, publishCatalogue, readCatalogueFile } from '../plugins/catalogue.js'
-import { call, testApp, tokenFor } from './helpers/app.js'
+import { catalogueFile, type Project, readCatalogueFile } from '../plugins/catalogue/index.js'
+import { call, spec, testApp, tokenFor } from './helpers/app.js'
 
 const URL_ = '/project_metadata.json'
 
@@ -23,10 +23,10 @@ t.test('200: the catalogue, with an ETag and private caching', async (t) => {
   t.match(res.headers.etag, /^"[^"]+"$/, 'a strong, quoted ETag')
   const projects = res.json() as Project[]
   t.ok(Array.isArray(projects))
-  t.equal(projects.length, readCatalogueFile().length, 'every shipped project is served')
+  t.equal(projects.length, readCatalogueFile(spec).length, 'every shipped project is served')
   t.same(
     projects.map((p) => p.id),
-    readCatalogueFile().map((p) => p.id),
+    readCatalogueFile(spec).map((p) => p.id),
     'in catalogue order',
   )
 })
@@ -88,7 +88,7 @@ t.test('HEAD: headers of the 200, no body', async (t) => {
 
 t.test('404 not_found with a hint when no catalogue is published', async (t) => {
   const { app, auth } = await reader(t, { seedCatalogue: false })
-  t.equal(await app.store.catalogue.currentEtag(), undefined, 'nothing was imported')
+  t.equal(await app.catalogue.publishedEtag(), undefined, 'nothing was imported')
   const res = await call(t, app, { url: URL_, headers: auth })
   t.equal(res.statusCode, 404)
   t.equal(res.json().code, 'not_found')
@@ -103,8 +103,8 @@ t.test('a catalogue published while the app runs is served, with a new ETag', as
   const { app, auth } = await reader(t)
   const before = await call(t, app, { url: URL_, headers: auth })
   const oldTag = before.headers.etag as string
-  const smaller = readCatalogueFile().slice(0, 5)
-  const newTag = await publishCatalogue(app.store, smaller)
+  const smaller = readCatalogueFile(spec).slice(0, 5)
+  const newTag = await app.catalogue.publish(smaller)
   t.ok(newTag)
   await app.catalogue.refresh()
 
@@ -122,10 +122,10 @@ t.test('a catalogue published while the app runs is served, with a new ETag', as
   t.equal(cur.statusCode, 304)
 
   // Publishing the same content again gives the same tag: caches stay valid.
-  t.equal(await publishCatalogue(app.store, smaller), newTag)
+  t.equal(await app.catalogue.publish(smaller), newTag)
 
   // Unpublished: 404 after the refresh.
-  await app.store.catalogue.publish([], new Date().toISOString())
+  await app.catalogue.publish([])
   await app.catalogue.refresh()
   const gone = await call(t, app, { url: URL_, headers: auth })
   t.equal(gone.statusCode, 404)
@@ -151,7 +151,7 @@ t.test('image URLs are absolute on the public base URL and serve the SVG', async
 })
 
 t.test('the shipped catalogue meets the contract', async (t) => {
-  const projects = readCatalogueFile()
+  const projects = readCatalogueFile(spec)
   t.ok(projects.length >= 20, `at least 20 projects (${projects.length})`)
   const styles = new Set(projects.flatMap((p) => p.styles))
   t.ok(styles.size >= 6, `at least 6 styles (${styles.size})`)
@@ -183,7 +183,7 @@ t.test('the shipped catalogue meets the contract', async (t) => {
 })
 
 t.test('readCatalogueFile rejects a broken file, naming the record', async (t) => {
-  const good = readCatalogueFile().slice(0, 3)
+  const good = readCatalogueFile(spec).slice(0, 3)
   const dir = t.testdir({})
   const write = (name: string, data: unknown) => {
     const file = join(dir, name)
@@ -193,23 +193,23 @@ t.test('readCatalogueFile rejects a broken file, naming the record', async (t) =
   const [a, b, c] = good as [Project, Project, Project]
 
   const noTitle = write('no-title.json', [a, { ...b, title: undefined }, c])
-  t.throws(() => readCatalogueFile(noTitle), { message: new RegExp(`project #2 \\(${b.id}\\).*title`) })
+  t.throws(() => readCatalogueFile(spec, noTitle), { message: new RegExp(`project #2 \\(${b.id}\\).*title`) })
 
   const badCountry = write('bad-country.json', [a, b, { ...c, location: { ...c.location, country: 'Portugal' } }])
-  t.throws(() => readCatalogueFile(badCountry), { message: new RegExp(`project #3 \\(${c.id}\\) /location/country`) })
+  t.throws(() => readCatalogueFile(spec, badCountry), { message: new RegExp(`project #3 \\(${c.id}\\) /location/country`) })
 
   const wrongType = write('wrong-type.json', [{ ...a, year: '2024' }])
-  t.throws(() => readCatalogueFile(wrongType), { message: new RegExp(`project #1 \\(${a.id}\\) /year`) })
+  t.throws(() => readCatalogueFile(spec, wrongType), { message: new RegExp(`project #1 \\(${a.id}\\) /year`) })
 
   const dup = write('dup.json', [a, b, a])
-  t.throws(() => readCatalogueFile(dup), { message: new RegExp(`duplicate project id ${a.id}`) })
+  t.throws(() => readCatalogueFile(spec, dup), { message: new RegExp(`duplicate project id ${a.id}`) })
 
   const notArray = write('object.json', { projects: good })
-  t.throws(() => readCatalogueFile(notArray), { message: /expected a JSON array/ })
+  t.throws(() => readCatalogueFile(spec, notArray), { message: /expected a JSON array/ })
 
   const notJson = write('broken.json', '[{"id": "x",')
-  t.throws(() => readCatalogueFile(notJson), SyntaxError)
+  t.throws(() => readCatalogueFile(spec, notJson), SyntaxError)
 
   // The same records, intact, are accepted: the failures are the named defects.
-  t.same(readCatalogueFile(write('good.json', good)), good)
+  t.same(readCatalogueFile(spec, write('good.json', good)), good)
 })

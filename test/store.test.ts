@@ -1,9 +1,18 @@
 // The store contract: one suite, run against both backends (the embedded SQLite default and
 // PostgreSQL in a fresh schema), so the repositories mean the same thing on both.
 import { spawn } from 'node:child_process'
+import SQLite from 'better-sqlite3'
+import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { createConfig, projectRoot } from '../config.js'
-import { openStore } from '../plugins/store/open.js'
+import { ClientsRepository } from '../plugins/auth/clients.js'
+import { CatalogueRepository } from '../plugins/catalogue/repository.js'
+import { type LeadListener, LeadsRepository, type NewLead } from '../plugins/leads/repository.js'
+import { migrator } from '../plugins/store/migrations.js'
+import { connect, openStore, type Store } from '../plugins/store/open.js'
+import { StatementCache } from '../plugins/store/watched.js'
+import { leadReceived } from '../plugins/webhooks/events.js'
+import { WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
 import { freshSchemaUrl } from './helpers/app.js'
 import { requirePart } from './helpers/processes.js'
 
@@ -46,12 +55,20 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
   },
 ]
 
+/** The store is the connection; each feature's repository is built over it. */
+const repositories = (store: Store) => ({
+  clients: new ClientsRepository(store.db),
+  leads: new LeadsRepository(store.db),
+  catalogue: new CatalogueRepository(store.db),
+  webhooks: new WebhooksRepository(store.db, store.dialect),
+})
+
+const MIGRATIONS = ['001_initial', '002_lead_fields_document', '003_webhooks', '004_client_secret_generation']
+
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()
 const lead = (id: string, s = 0, client: string | null = 'cl_a') => ({
   id,
-  name: `Name ${id}`,
-  email: `${id}@example.com`,
-  phone: '+44 20 7946 0000',
+  fields: { name: `Name ${id}`, email: `${id}@example.com`, phone: '+44 20 7946 0000' },
   received_at: at(s),
   client_id: client,
 })
@@ -60,9 +77,10 @@ for (const backend of backends) {
   t.test(`store contract: ${backend.name}`, async (t) => {
     const config = await backend.config(t)
     if (!config) return
-    const store = await openStore(config)
-    t.teardown(() => store.close())
-    t.equal(store.dialect, backend.name)
+    const connection = await openStore(config)
+    t.teardown(() => connection.close())
+    t.equal(connection.dialect, backend.name)
+    const store = Object.assign(repositories(connection), { db: connection.db, ping: () => connection.ping() })
 
     t.test('ping and migrations are idempotent: reopening migrates nothing and keeps the data', async (t) => {
       await store.ping()
@@ -72,7 +90,7 @@ for (const backend of backends) {
         .execute()
       t.same(
         migrated.map((r) => (r as { name: string }).name),
-        ['001_initial'],
+        MIGRATIONS,
         'the versioned migrations applied',
       )
       await store.clients.create({
@@ -80,6 +98,7 @@ for (const backend of backends) {
         name: 'K',
         scopes: 'read:leads',
         secret_hash: '1'.repeat(64),
+        secret_generation: 0,
         created_at: at(0),
         revoked_at: null,
       })
@@ -90,8 +109,8 @@ for (const backend of backends) {
         .selectFrom('kysely_migration' as never)
         .select('name' as never)
         .execute()
-      t.equal(after.length, 1, 'reopening applied no migration twice')
-      t.match(await again.clients.find('cl_keep'), { name: 'K' }, 'reopening kept the data')
+      t.equal(after.length, MIGRATIONS.length, 'reopening applied no migration twice')
+      t.match(await repositories(again).clients.find('cl_keep'), { name: 'K' }, 'reopening kept the data')
       await store.db.deleteFrom('clients').where('id', '=', 'cl_keep').execute()
     })
 
@@ -106,8 +125,8 @@ for (const backend of backends) {
         .execute()
       t.same(
         applied?.map((r) => (r as { name: string }).name),
-        ['001_initial'],
-        'one migration row, though three instances raced',
+        MIGRATIONS,
+        'one row per migration, though three instances raced',
       )
       for (const s of stores) await s.ping()
     })
@@ -118,6 +137,7 @@ for (const backend of backends) {
         name: 'A',
         scopes: 'read:leads',
         secret_hash: 'a'.repeat(64),
+        secret_generation: 0,
         created_at: at(1),
         revoked_at: null,
       })
@@ -126,6 +146,7 @@ for (const backend of backends) {
         name: 'B',
         scopes: 'write:leads read:projects',
         secret_hash: 'b'.repeat(64),
+        secret_generation: 0,
         created_at: at(2),
         revoked_at: null,
       })
@@ -136,14 +157,24 @@ for (const backend of backends) {
         (await store.clients.list()).map((c) => c.id),
         ['cl_a', 'cl_b'],
       )
+      t.equal((await store.clients.find('cl_a'))?.secret_generation, 0, 'a new client: generation 0')
       t.equal(await store.clients.rotate('cl_a', 'c'.repeat(64)), true)
       t.equal((await store.clients.find('cl_a'))?.secret_hash, 'c'.repeat(64))
+      t.equal((await store.clients.find('cl_a'))?.secret_generation, 1, 'a rotation counts the generation up')
       t.equal(await store.clients.revoke('cl_a', at(3)), true)
       t.equal(await store.clients.revoke('cl_a', at(4)), false, 'revoking twice changes nothing')
       t.equal(await store.clients.rotate('cl_a', 'd'.repeat(64)), false, 'a revoked client cannot be rotated')
       t.equal((await store.clients.find('cl_a'))?.revoked_at, at(3))
       await t.rejects(
-        store.clients.create({ id: 'cl_b', name: 'dup', scopes: '', secret_hash: 'e'.repeat(64), created_at: at(5), revoked_at: null }),
+        store.clients.create({
+          id: 'cl_b',
+          name: 'dup',
+          scopes: '',
+          secret_hash: 'e'.repeat(64),
+          secret_generation: 0,
+          created_at: at(5),
+          revoked_at: null,
+        }),
         'ids are unique',
       )
     })
@@ -210,6 +241,144 @@ for (const backend of backends) {
       t.equal(await store.leads.seqOf('l7'), undefined, 'no part of a failed batch is visible')
     })
 
+    t.test('leads: listeners run in the batch transaction, with the stored leads only', async (t) => {
+      const seen: { inside: string[][]; after: string[][] } = { inside: [], after: [] }
+      let fail = false
+      const listener: LeadListener = {
+        async inTransaction(trx, stored) {
+          seen.inside.push(stored.map((l) => l.id))
+          await writeEvents(trx, stored.map(leadReceived))
+          if (fail) throw new Error('listener failed')
+        },
+        afterCommit: (stored) => seen.after.push(stored.map((l) => l.id)),
+      }
+      const repo = new LeadsRepository(store.db, [listener])
+      const claim = { owner: 'client:cl_l', key: 'lk', body_hash: 'h', lead_id: 'lst-1', created_at: at(50) }
+      await repo.insertBatch([lead('lst-1', 50)], new Map([['lst-1', claim]]), at(0))
+      const lost = await repo.insertBatch(
+        [lead('lst-2', 51), lead('lst-3', 52)],
+        new Map([['lst-2', { ...claim, lead_id: 'lst-2', body_hash: 'h2' }]]),
+        at(0),
+      )
+      t.same([...lost], ['lst-2'])
+      t.same(seen.inside, [['lst-1'], ['lst-3']], 'the listener sees the leads stored, never an idempotency loser')
+      t.same(seen.after, [], 'afterCommit is the caller’s (the writer’s) to run')
+      const events = await store.db.selectFrom('webhook_events').select(['payload']).execute()
+      const leadIds = events.map((e) => (JSON.parse(e.payload) as { data: { id: string } }).data.id)
+      t.same(leadIds.sort(), ['lst-1', 'lst-3'], 'one event per stored lead, committed with it')
+
+      fail = true
+      await t.rejects(repo.insertBatch([lead('lst-4', 53)], new Map(), at(0)), /listener failed/)
+      t.equal(await repo.seqOf('lst-4'), undefined, 'a failing listener stores nothing of the batch')
+      t.equal((await store.db.selectFrom('webhook_events').select('id').execute()).length, 2, 'and none of its events')
+      await store.db.deleteFrom('webhook_events').execute()
+    })
+
+    t.test('webhooks: outbox fan-out, exclusive leases, due order, attempts, replay, status', async (t) => {
+      const wh = store.webhooks
+      const endpoint = (id: string, events = 'lead.received', s = 0) => ({
+        id,
+        url: `https://${id}.example/hook`,
+        events,
+        secret: 'whsec_x',
+        created_at: at(s),
+      })
+      await wh.addEndpoint(endpoint('we_a', 'lead.received', 1))
+      await wh.addEndpoint(endpoint('we_b', 'lead.received', 2))
+      await wh.addEndpoint(endpoint('we_other', 'something.else', 3))
+      await wh.setDisabled('we_b', { at: at(4), reason: 'answered 410 Gone' })
+      const events = ['w1', 'w2', 'w3'].map((id, i) => leadReceived(lead(id, 60 + i) as NewLead))
+      await store.db.transaction().execute((trx) => writeEvents(trx, events))
+      const ids = events.map((e) => e.id)
+      t.same(
+        (await wh.due('we_a', at(59), 10)).map((d) => d.event_id),
+        [],
+        'nothing is due before its time',
+      )
+      t.same(
+        (await wh.due('we_a', at(90), 10)).map((d) => d.event_id),
+        ids,
+        'the subscribed, enabled endpoint has every event, in order',
+      )
+      t.same(await wh.due('we_b', at(90), 10), [], 'a disabled endpoint gets no new deliveries')
+      t.same(await wh.due('we_other', at(90), 10), [], 'an endpoint not subscribed gets none')
+
+      // Leases: one holder at a time; renewing needs the lease; a lapsed lease is taken over.
+      const mine = await wh.leaseEndpoints('i1', at(90), at(110), 10)
+      t.same(
+        mine.map((e) => e.id),
+        ['we_a'],
+        'only endpoints with due deliveries are leased',
+      )
+      t.same(await wh.leaseEndpoints('i2', at(95), at(115), 10), [], 'a live lease is not taken')
+      t.ok(await wh.renewLease('we_a', 'i1', at(120)), 'the holder renews')
+      t.notOk(await wh.renewLease('we_a', 'i2', at(120)), 'another instance cannot')
+      t.same(
+        (await wh.leaseEndpoints('i2', at(121), at(140), 10)).map((e) => e.id),
+        ['we_a'],
+        'a lapsed lease is taken over',
+      )
+      await wh.releaseLease('we_a', 'i1')
+      t.notOk(await wh.renewLease('we_a', 'i1', at(150)), 'releasing another owner’s lease does nothing')
+      await wh.releaseLease('we_a', 'i2')
+
+      // Attempts: delivered, retried later, dead.
+      const [e1, e2, e3] = ids as [string, string, string]
+      await wh.recordAttempt('we_a', e1, at(100), '200', { delivered: true })
+      await wh.recordAttempt('we_a', e2, at(100), '503', { retryAt: at(200) })
+      await wh.recordAttempt('we_a', e3, at(100), 'connection refused', { dead: true })
+      t.same(
+        (await wh.due('we_a', at(150), 10)).map((d) => d.event_id),
+        [],
+        'the retry waits for its time',
+      )
+      t.match(await wh.due('we_a', at(200), 10), [{ event_id: e2, attempts: 1 }])
+      t.match(await wh.deadLetters(10), [{ endpoint_id: 'we_a', event_id: e3, attempts: 1, last_outcome: 'connection refused' }])
+      t.match(await wh.status(), [
+        { id: 'we_a', pending: 1, delivered: 1, dead: 1, oldest_pending: at(60 + 1) },
+        { id: 'we_b', pending: 0, disabled_reason: 'answered 410 Gone' },
+        { id: 'we_other', pending: 0 },
+      ])
+      t.equal(await wh.pendingCount(), 1)
+
+      // Replay: the dead and the delivered start over, the pending one is left as it is.
+      t.equal(await wh.replay({ eventId: e3 }, at(300)), 1, 'a dead letter is queued again')
+      t.match(await wh.delivery('we_a', e3), { status: 'pending', attempts: 0 })
+      t.equal(await wh.replay({ since: at(0) }, at(300)), 1, 'since: only what is not pending already (the delivered one)')
+      await wh.setDisabled('we_b', null)
+      t.equal(await wh.replay({ since: at(0) }, at(301), 'we_b'), 3, 'an endpoint enabled again gets what it missed, when asked')
+      t.equal(await wh.eventExists(e1), true)
+      t.equal(await wh.eventExists('msg_none'), false)
+
+      // Rotation keeps the previous secret; removal takes the deliveries with it.
+      t.ok(await wh.rotateSecret('we_a', 'whsec_y', at(400)))
+      t.match(await wh.findEndpoint('we_a'), { secret: 'whsec_y', previous_secret: 'whsec_x', previous_secret_until: at(400) })
+      t.ok(await wh.removeEndpoint('we_a'))
+      t.notOk(await wh.removeEndpoint('we_a'))
+      t.equal(await wh.delivery('we_a', e1), undefined, 'its deliveries are gone')
+      for (const id of ['we_b', 'we_other']) await wh.removeEndpoint(id)
+      await store.db.deleteFrom('webhook_events').execute()
+    })
+
+    t.test('002: leads stored before it keep their fields, now one document', async (t) => {
+      const fresh = await backend.config(t)
+      if (!fresh) return
+      const old = await connect(fresh)
+      t.teardown(() => old.db.destroy())
+      // The first schema only, as a database written by an earlier release is.
+      const first = await (await migrator(old.db as never, old.dialect)).migrateTo('001_initial')
+      t.error(first.error)
+      await sql`insert into leads (id, name, email, phone, received_at, client_id) values ('old-1', 'Ada Lovelace', 'ada@example.com', '+44 20 7946 0958', ${at(1)}, null)`.execute(
+        old.db,
+      )
+      const up = await (await migrator(old.db as never, old.dialect)).migrateToLatest()
+      t.error(up.error)
+      const [row] = await new LeadsRepository(old.db).page(0, 10)
+      t.same(row?.fields, { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }, 'the fields, intact')
+      t.equal(row?.id, 'old-1')
+      t.equal(row?.received_at, at(1))
+    })
+
     t.test('catalogue: publish replaces whole, etag follows content, unpublish', async (t) => {
       t.equal(await store.catalogue.current(), undefined)
       const e1 = await store.catalogue.publish([{ id: 'a' }, { id: 'b' }], at(1))
@@ -264,6 +433,29 @@ await store.close()
     .execute()
   t.same(
     applied.map((r) => (r as { name: string }).name),
-    ['001_initial'],
+    MIGRATIONS,
   )
+})
+
+t.test('SQLite statements are prepared once per text, except while an iterator holds one', async (t) => {
+  const db = new SQLite(':memory:')
+  t.teardown(() => db.close())
+  db.exec('create table t (a integer); insert into t values (1), (2), (3)')
+  const cache = new StatementCache(db)
+  const first = cache.prepare('select a from t order by a')
+  t.equal(cache.prepare('select a from t order by a'), first, 'the same text: the same statement')
+  t.not(cache.prepare('select a from t order by a desc'), first, 'another text: another statement')
+  const iterator = first.iterate()
+  iterator.next()
+  const second = cache.prepare('select a from t order by a')
+  t.not(second, first, 'busy with an open iterator: a statement of its own')
+  t.same(
+    second.all().map((r) => (r as { a: number }).a),
+    [1, 2, 3],
+    'which runs while the iterator is open',
+  )
+  iterator.return?.()
+  t.equal(cache.prepare('select a from t order by a'), first, 'the kept one again once the iterator is closed')
+  for (let i = 0; i < 300; i++) cache.prepare(`select ${i}`)
+  t.equal(cache.size, 256, 'bounded')
 })

@@ -1,34 +1,33 @@
 // list_projects: the published catalogue (the Project records of GET /project_metadata.json),
-// optionally filtered. Needs read:projects, like getProjects.
-import * as z from 'zod'
-import { matchKey } from '../names.js'
-import { cityMatches, countryMatches, countryName, knownLocations, projectPageUrl } from './playbook.js'
-import { failure, success, type ToolModule } from './types.js'
+// optionally filtered. Public: the catalogue is the studio's marketing content, so agents need no
+// token for it (over HTTP, getProjects keeps its read:projects contract for API clients).
+import type { components } from '../../generated/openapi.js'
+import { matchKey } from '../../plugins/catalogue/names.js'
+import { projectPageUrl } from '../../plugins/catalogue/pages.js'
+import { cityMatches, countryMatches, countryName, knownLocations } from '../../plugins/catalogue/places.js'
+import { failure, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import type { JsonSchema } from '../../plugins/spec/document.js'
+import type { Deps } from '../deps.js'
 
-const schema = (styles: string[]) =>
-  z.object({
-    style: z
-      .string()
-      .max(100)
-      .optional()
-      .describe(`Only projects in this style (case-insensitive), e.g. one of: ${styles.join(', ')}.`),
-    city: z.string().max(100).optional().describe('Only projects in this city (case-insensitive), e.g. "Lisbon".'),
-    country: z
-      .string()
-      .max(100)
-      .optional()
-      .describe('Only projects in this country: ISO 3166-1 alpha-2 code or English name, e.g. "JP" or "Japan".'),
-  })
+type Args = components['schemas']['ProjectFilter']
 
-export const listProjects: ToolModule<ReturnType<typeof schema>> = {
+export const listProjects: ToolModule<Deps> = {
   name: 'list_projects',
   title: 'List studio projects',
   description:
     "List the studio's published projects (title, designer, styles, location, year, area, summary, tags, images), optionally filtered by style, city and/or country.",
-  schema: ({ playbook }) => schema(playbook.styles.map((s) => s.name)),
+  // The spec's ProjectFilter, naming the studio's styles.
+  inputSchema: ({ spec, playbook }) => {
+    const filter = spec.schema('ProjectFilter')
+    const props = filter.properties as Record<string, JsonSchema>
+    const styles = playbook.styles.map((s) => s.name).join(', ')
+    return {
+      ...filter,
+      properties: { ...props, style: { ...props.style, description: `${props.style?.description} E.g. one of: ${styles}.` } },
+    }
+  },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  scope: 'read:projects',
-  async run({ catalogue, config }, args) {
+  async run({ catalogue, config }, args: Args) {
     const view = catalogue.current()
     if (!view) return failure('The studio has not published a project catalogue yet.', 'try again later')
     const style = args.style?.trim() || undefined

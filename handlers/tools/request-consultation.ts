@@ -1,61 +1,37 @@
-// request_consultation: a prospect's contact details, validated against the spec's Lead schema
-// (the same Ajv and the same hints as POST /scripts/enquiry_backend.php) and stored through the
-// same LeadIntake, so a lead from MCP is indistinguishable from one posted over HTTP.
-// Needs write:leads, like submitLead.
-import type { ValidateFunction } from 'ajv'
-import * as z from 'zod'
-import { componentSchema, loadSpec } from '../../plugins/spec.js'
-import { compileBodySchema, validationError } from '../../plugins/validation.js'
-import { failure, success, type ToolModule } from './types.js'
+// request_consultation: a prospect's contact details and note, validated against the spec's lead
+// fields (the same Ajv and the same hints as POST /scripts/enquiry_backend.php) and stored through
+// the same intake, so a lead from MCP is indistinguishable from one posted over HTTP. It needs the
+// prospect's explicit consent (`consent: true`). Agents without a token may call it, like the
+// website form's anonymous switch, within a per-address budget, unless the operator turns that off
+// (MCP_ANONYMOUS_CONSULTATIONS=false); a token that is sent must grant write:leads, like submitLead.
+import type { components } from '../../generated/openapi.js'
+import { type NamedBudget, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import type { Deps } from '../deps.js'
 
-let leadValidator: ValidateFunction | undefined
-/** The spec's Lead schema, compiled once. */
-function validateLead(): ValidateFunction {
-  leadValidator ??= compileBodySchema(componentSchema(loadSpec(), 'Lead'))
-  return leadValidator
-}
+type Args = components['schemas']['ConsultationRequest']
 
-function leadField(name: 'name' | 'email' | 'phone'): string {
-  const schema = componentSchema(loadSpec(), 'Lead') as { properties: Record<string, { description?: string }> }
-  return schema.properties[name]?.description ?? name
-}
+/** Anonymous consultation requests per address, as the website form's (RATE_LIMITS names it). */
+export const ANONYMOUS_CONSULTATIONS: NamedBudget = { name: 'requestConsultationAnonymous', max: 10, window: '1 minute' }
 
-const schema = () =>
-  z.object({
-    name: z.string().describe(leadField('name')),
-    email: z.string().describe(leadField('email')),
-    phone: z.string().describe(leadField('phone')),
-    note: z
-      .string()
-      .max(2000)
-      .optional()
-      .describe('Optional message for the studio. Only the contact details are recorded, so the note is not stored with the request.'),
-  })
-
-export const requestConsultation: ToolModule<ReturnType<typeof schema>> = {
+export const requestConsultation: ToolModule<Deps> = {
   name: 'request_consultation',
   title: 'Request a consultation',
   description:
-    "Ask the studio to get in touch about a project: records the prospect's name, email and phone (with their consent) and returns a receipt " +
-    'with a reference. Call it only when the person has asked to be contacted.',
-  schema,
+    "Ask the studio to get in touch about a project: records the prospect's name, email, phone and an optional note, and returns a receipt " +
+    'with a reference. Call it only when the person has asked to be contacted and has agreed that the studio may contact them (consent: true).',
+  inputSchema: ({ spec }) => spec.schema('ConsultationRequest'),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   scope: 'write:leads',
+  anonymous: { allowed: ({ config }) => config.mcpAnonymousConsultations, budget: ANONYMOUS_CONSULTATIONS },
   ui: { visibility: ['model', 'app'] },
-  async run({ intake }, args, caller) {
-    const lead = { name: args.name, email: args.email, phone: args.phone }
-    const validate = validateLead()
-    if (!validate(lead)) {
-      const err = validationError(validate.errors ?? [])
-      return failure(err.message.replace(/^The request body/, 'The consultation request'), err.hint)
-    }
-    const receipt = await intake.submit(lead, { clientId: caller.clientId, owner: `client:${caller.clientId}` })
+  async run({ leads }, args: Args, caller) {
+    // Consent is required to call at all; what is stored is the lead.
+    const { consent: _consent, ...lead } = args
+    const receipt = await leads.submit(lead, { clientId: caller.clientId, owner: caller.owner })
     const lines = [
       `Consultation request received (reference ${receipt.id}, ${receipt.received_at}). The studio will contact ${lead.name.trim()} by email or phone.`,
     ]
-    if (args.note?.trim()) {
-      lines.push('The note was not stored: the studio records contact details only, so please mention it when the studio gets in touch.')
-    }
+    if (lead.note?.trim()) lines.push('The note was passed on to the studio with the request.')
     return success(lines.join('\n'), receipt)
   },
 }

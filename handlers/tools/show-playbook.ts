@@ -1,23 +1,12 @@
 // show_playbook: the studio's process, signature styles and projects, rendered in the playbook view.
-import * as z from 'zod'
-import { buildPlaybookView, countryName, findStyle, knownLocations, type PlaybookView } from './playbook.js'
-import { failure, success, type ToolModule } from './types.js'
+import type { components } from '../../generated/openapi.js'
+import { countryName, knownLocations } from '../../plugins/catalogue/places.js'
+import { failure, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { buildPlaybookView, findStyle, type PlaybookView } from '../../plugins/playbook/view.js'
+import type { JsonSchema } from '../../plugins/spec/document.js'
+import type { Deps } from '../deps.js'
 
-const schema = (styles: string[]) =>
-  z.object({
-    style: z
-      .string()
-      .max(100)
-      .optional()
-      .describe(`Show only this signature style (case-insensitive). One of: ${styles.join(', ')}.`),
-    location: z
-      .string()
-      .max(100)
-      .optional()
-      .describe(
-        'Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB").',
-      ),
-  })
+type Args = components['schemas']['PlaybookFilter']
 
 export function playbookText(view: PlaybookView): string {
   const lines = [`${view.studio.name}: ${view.studio.tagline}`, '', 'How we work:']
@@ -36,16 +25,22 @@ export function playbookText(view: PlaybookView): string {
   return lines.join('\n')
 }
 
-export const showPlaybook: ToolModule<ReturnType<typeof schema>> = {
+export const showPlaybook: ToolModule<Deps> = {
   name: 'show_playbook',
   title: 'Studio playbook',
   description:
     "Show the studio's playbook: how a project runs (phases, deliverables, durations), the signature styles with their palettes, " +
     'and signature projects for each style. Optionally narrowed to one style and/or a city or country. Renders an interactive view where the host supports MCP Apps.',
-  schema: ({ playbook }) => schema(playbook.styles.map((s) => s.name)),
+  // The spec's PlaybookFilter, naming this playbook's styles.
+  inputSchema: ({ spec, playbook }) => {
+    const filter = spec.schema('PlaybookFilter')
+    const props = filter.properties as Record<string, JsonSchema>
+    const styles = playbook.styles.map((s) => s.name).join(', ')
+    return { ...filter, properties: { ...props, style: { ...props.style, description: `${props.style?.description} One of: ${styles}.` } } }
+  },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   ui: { view: 'playbook' },
-  async run({ playbook, catalogue, config }, args) {
+  async run({ playbook, catalogue, config }, args: Args) {
     const styleName = args.style?.trim() || null
     const location = args.location?.trim() || null
     const style = styleName === null ? null : (findStyle(playbook, styleName) ?? null)

@@ -1,20 +1,33 @@
 // The auth plugin: issues access tokens, resolves the caller of every request once (so the
-// rate limiter can key on a verified client), and provides glue's security handlers, named
-// after the spec's securitySchemes and fed each operation's scopes from the spec.
+// rate limiter can key on a verified client), counts failed client authentications, and provides
+// glue's security handlers, named after the spec's securitySchemes and fed each operation's
+// scopes from the spec.
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fastifyJwt from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { AppError } from '../errors/codes.js'
-import type { ClientRow } from '../store/clients.js'
-import { ClientStatusCache } from './client-status.js'
-import { createClient } from './clients-admin.js'
+import { privateDir, privateFile, writePrivateFile } from '../store/private-files.js'
+import { type ClientAdmin, createClient } from './admin.js'
+import { ClientStatusCache, type Standing } from './client-status.js'
+import { type ClientRow, ClientsRepository } from './clients.js'
+import { type FailureGuard, failureGuard } from './failures.js'
+import type { SecurityHandler } from './gate.js'
 import { loadSigningKey } from './keys.js'
-import { ALL_SCOPES, accessTokenClaimsProblem, bearerChallenge, missingScopes, parseBearer, tokenFailureHint } from './rules.js'
+import { protectedResources, type Resources } from './resources.js'
+import {
+  accessTokenClaimsProblem,
+  audienceIncludes,
+  bearerChallenge,
+  missingScopes,
+  parseBearer,
+  tokenFailureHint,
+  tokenTimesProblem,
+} from './rules.js'
 import { hashSecret, loadPepper, secretMatches } from './secrets.js'
+import { type VerifiedToken, VerifiedTokens } from './verified-tokens.js'
 
 export interface Principal {
   clientId: string
@@ -34,9 +47,13 @@ declare module 'fastify' {
     securitySchemes?: string[]
     /** Operator switch: the operation may be called without credentials. */
     allowAnonymous?: boolean
+    /** The resource whose tokens this route accepts (RFC 8707 `aud`); default the REST API's. */
+    tokenAudience?: string
   }
   interface FastifyInstance {
     auth: Auth
+    /** Failed client authentications, counted so a stranger cannot lock the rightful client out. */
+    authFailures: FailureGuard
   }
 }
 
@@ -50,28 +67,34 @@ export interface TokenResponse {
 export interface Auth {
   /** The client if the secret is right and the client active; undefined otherwise. */
   authenticateClient(clientId: string, secret: string): Promise<ClientRow | undefined>
-  issue(client: ClientRow, scopes: string[]): TokenResponse
+  /** A token for the given resources (its `aud`; see resources.ts). */
+  issue(client: ClientRow, scopes: string[], audience: readonly string[]): TokenResponse
+  /** The resources tokens can be requested for. */
+  resources: Resources
   jwks(): { keys: object[] }
   metadata(): Record<string, unknown>
-  securityHandlers: Record<string, (req: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>>
-  pepper: string
+  /** Named after the spec's security schemes; the routes' security gate calls them. */
+  securityHandlers: Record<string, SecurityHandler>
+  /** Clients and API keys, for the bootstrap and the tests (the CLI builds its own). */
+  admin: ClientAdmin
 }
 
 const REALM = 'studio-api'
 
-// fast-jwt's cache hands back the same payload object for a token it has verified before, so the
-// token's scope set is built once per token, not once per request.
-const scopeSets = new WeakMap<object, ReadonlySet<string>>()
-function scopesOf(payload: Record<string, unknown>): ReadonlySet<string> {
-  let scopes = scopeSets.get(payload)
-  if (!scopes) {
-    scopes = new Set(String(payload.scope).split(' '))
-    scopeSets.set(payload, scopes)
-  }
-  return scopes
-}
 // Compared against when the client id is unknown, so that both paths take the same time.
 const DUMMY_HASH = '0'.repeat(64)
+
+/**
+ * The private claim that carries the generation of the client's secret a token was issued under
+ * (tokens issued before generations existed have none: generation 0).
+ */
+const GENERATION_CLAIM = 'sgen'
+
+/** Why a client's token no longer stands, for the 401 hint. */
+const NOT_STANDING: Record<Exclude<Standing, 'valid'>, string> = {
+  revoked: 'this client has been revoked or no longer exists; ask the studio for new credentials',
+  rotated: "this client's secret has been rotated since the token was issued; request a new token with the new secret",
+}
 
 /** RFC 6750 §3.1: the error code only when credentials were presented and refused. */
 function unauthorized(scheme: string, hint: string, presented: boolean): AppError {
@@ -86,19 +109,21 @@ function unauthorized(scheme: string, hint: string, presented: boolean): AppErro
 
 export default fp<{ config: Config }>(
   async (app, { config }) => {
-    const store = app.store
+    const clients = new ClientsRepository(app.store.db)
     const pepper = loadPepper(config)
+    const admin: ClientAdmin = { clients, pepper, scopes: app.spec.scopes }
     const key = loadSigningKey(config)
     const issuer = config.publicBaseUrl
-    const audience = config.publicBaseUrl
+    const resources = protectedResources(config.publicBaseUrl)
 
-    // expiresIn is in seconds: @fastify/jwt reads a number as seconds (not milliseconds).
+    // expiresIn is in seconds: @fastify/jwt reads a number as seconds (not milliseconds). `aud`
+    // is each token's own (its resources), so it is in the payload, not a signing default; the
+    // verifier accepts every resource of ours and each route then checks that it is named.
     await app.register(fastifyJwt, {
       secret: { private: key.privatePem, public: key.publicPem },
       sign: {
         algorithm: 'EdDSA',
         iss: issuer,
-        aud: audience,
         kid: key.kid,
         header: { alg: 'EdDSA', typ: 'at+jwt' },
         expiresIn: config.tokenTtlSeconds,
@@ -106,18 +131,20 @@ export default fp<{ config: Config }>(
       verify: {
         algorithms: ['EdDSA'],
         allowedIss: issuer,
-        allowedAud: audience,
+        allowedAud: [...resources.all],
         checkTyp: 'at+jwt',
         requiredClaims: ['iss', 'aud', 'exp', 'iat', 'jti', 'sub', 'client_id', 'scope'],
-        cache: 10_000,
-        cacheTTL: 60_000,
+        // No fast-jwt cache: verifiedTokens (below) keeps what passed, keyed by the token itself.
+        cache: false,
       },
     })
 
     const status = new ClientStatusCache(async (id) => {
-      const row = await store.clients.find(id)
-      return row !== undefined && row.revoked_at === null
+      const row = await clients.find(id)
+      return row && { active: row.revoked_at === null, generation: row.secret_generation }
     }, config.clientStatusTtlSeconds * 1000)
+
+    const verifiedTokens = new VerifiedTokens(10_000, 60_000)
 
     app.decorateRequest('principal', null)
     app.decorateRequest('authFailure', null)
@@ -140,28 +167,48 @@ export default fp<{ config: Config }>(
     })
 
     async function resolveBearer(request: FastifyRequest, token: string): Promise<void> {
+      const now = Date.now()
+      const verified = verifiedTokens.get(token, now) ?? verifyToken(request, token, now)
+      if (verified === undefined) return
+      const resource = request.routeOptions.config?.tokenAudience ?? resources.api
+      if (!audienceIncludes(verified.payload.aud, resource)) {
+        request.authFailure = `the access token was issued for another resource; request one with resource=${resource} from /api/token`
+        return
+      }
+      const standing = await status.standing(verified.clientId, verified.generation)
+      if (standing !== 'valid') {
+        request.authFailure = NOT_STANDING[standing]
+        return
+      }
+      request.principal = { clientId: verified.clientId, scopes: verified.scopes, via: 'OAuth2' }
+    }
+
+    /** Signature, claims and times: once per token (then verifiedTokens has it), or why not. */
+    function verifyToken(request: FastifyRequest, token: string, now: number): VerifiedToken | undefined {
       let payload: Record<string, unknown>
       try {
         payload = app.jwt.verify<Record<string, unknown>>(token)
       } catch (err) {
         request.authFailure = tokenFailureHint((err as { code?: string }).code)
-        return
+        return undefined
       }
-      const problem = accessTokenClaimsProblem(payload)
+      const problem = accessTokenClaimsProblem(payload) ?? tokenTimesProblem(payload, Math.floor(now / 1000), config.tokenTtlSeconds)
       if (problem) {
         request.authFailure = `${problem}; request a new token from /api/token`
-        return
+        return undefined
       }
-      const clientId = payload.client_id as string
-      if (!(await status.isActive(clientId))) {
-        request.authFailure = 'this client has been revoked or no longer exists; ask the studio for new credentials'
-        return
+      const generation = payload[GENERATION_CLAIM]
+      const entry = {
+        payload,
+        clientId: payload.client_id as string,
+        scopes: new Set(String(payload.scope).split(' ')),
+        generation: typeof generation === 'number' ? generation : 0,
       }
-      request.principal = { clientId, scopes: scopesOf(payload), via: 'OAuth2' }
+      return verifiedTokens.set(token, entry, payload.exp as number, now)
     }
 
     async function resolveApiKey(request: FastifyRequest, presented: string): Promise<void> {
-      const row = await store.clients.findApiKeyByHash(hashSecret(pepper, presented))
+      const row = await clients.findApiKeyByHash(hashSecret(pepper, presented))
       if (!row || row.revoked_at !== null) {
         request.authFailure = 'the API key is unknown or revoked'
         return
@@ -198,15 +245,25 @@ export default fp<{ config: Config }>(
     }
 
     const auth: Auth = {
-      pepper,
+      admin,
       async authenticateClient(clientId, secret) {
-        const row = await store.clients.find(clientId)
+        const row = await clients.find(clientId)
         const ok = secretMatches(pepper, secret, row?.secret_hash ?? DUMMY_HASH)
         return ok && row && row.revoked_at === null ? row : undefined
       },
-      issue(client, scopes) {
+      resources,
+      issue(client, scopes, audience) {
         const scope = scopes.join(' ')
-        const access_token = app.jwt.sign({ sub: client.id, client_id: client.id, scope, jti: randomUUID() })
+        // One resource is written as a string (as tokens have always been), several as a list.
+        const aud = audience.length === 1 ? audience[0] : [...audience]
+        const access_token = app.jwt.sign({
+          sub: client.id,
+          client_id: client.id,
+          aud,
+          scope,
+          jti: randomUUID(),
+          [GENERATION_CLAIM]: client.secret_generation,
+        })
         return { access_token, token_type: 'Bearer', expires_in: config.tokenTtlSeconds, scope }
       },
       jwks: () => ({ keys: [key.jwk] }),
@@ -218,16 +275,18 @@ export default fp<{ config: Config }>(
         // RFC 8414 requires it; only the client-credentials grant is offered, which uses none.
         response_types_supported: [],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        scopes_supported: [...ALL_SCOPES],
+        scopes_supported: [...app.spec.scopes],
         service_documentation: `${issuer}/docs`,
+        protected_resources: [...resources.all],
       }),
       securityHandlers: { OAuth2: requirePrincipal('OAuth2'), ApiKey: requirePrincipal('ApiKey') },
     }
     app.decorate('auth', auth)
+    app.decorate('authFailures', failureGuard(app))
 
-    await bootstrapClient(app.log, config, store, pepper)
+    await bootstrapClient(app.log, config, admin)
   },
-  { name: 'auth', fastify: '5.x', dependencies: ['store'] },
+  { name: 'auth', fastify: '5.x', dependencies: ['spec', 'store', 'rate-limit'] },
 )
 
 /**
@@ -235,17 +294,14 @@ export default fp<{ config: Config }>(
  * Its credentials come from configuration, or are written to an owner-only file whose path
  * (never the secret) is logged.
  */
-async function bootstrapClient(
-  log: { info: (o: object, m: string) => void },
-  config: Config,
-  store: import('../store/open.js').Store,
-  pepper: string,
-): Promise<void> {
+async function bootstrapClient(log: { info: (o: object, m: string) => void }, config: Config, admin: ClientAdmin): Promise<void> {
+  const file = join(config.dataDir, 'bootstrap-client.json')
+  privateFile(file) // one an older version wrote with the umask's mode
   if (config.bootstrapClientId && config.bootstrapClientSecret) {
-    if (!(await store.clients.find(config.bootstrapClientId))) {
-      await createClient(store, pepper, {
+    if (!(await admin.clients.find(config.bootstrapClientId))) {
+      await createClient(admin, {
         name: 'bootstrap',
-        scopes: [...ALL_SCOPES],
+        scopes: [...admin.scopes],
         id: config.bootstrapClientId,
         secret: config.bootstrapClientSecret,
       })
@@ -253,9 +309,9 @@ async function bootstrapClient(
     }
     return
   }
-  if ((await store.clients.count()) > 0) return
-  const creds = await createClient(store, pepper, { name: 'bootstrap', scopes: [...ALL_SCOPES] })
-  const file = join(config.dataDir, 'bootstrap-client.json')
-  writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 })
+  if ((await admin.clients.count()) > 0) return
+  const creds = await createClient(admin, { name: 'bootstrap', scopes: [...admin.scopes] })
+  privateDir(config.dataDir)
+  writePrivateFile(file, `${JSON.stringify(creds, null, 2)}\n`)
   log.info({ client_id: creds.client_id, credentials_file: file }, 'bootstrap client created; its secret is in the credentials file')
 }

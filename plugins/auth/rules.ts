@@ -1,10 +1,6 @@
 // Token and scope rules as plain functions: each returns a reason (or a result), never throws,
 // so they are tested without HTTP.
-
-import { loadSpec, oauthScopes } from '../spec.js'
-
-/** Every scope there is: the ones the spec's OAuth2 scheme declares. */
-export const ALL_SCOPES: readonly string[] = oauthScopes(loadSpec())
+import { oauthText } from '../errors/oauth.js'
 
 /** Scopes of `required` missing from `granted` (empty: allowed). */
 export function missingScopes(granted: ReadonlySet<string>, required: readonly string[]): string[] {
@@ -36,6 +32,38 @@ export function grantScopes(requested: string | undefined, allowed: readonly str
     }
   }
   return { ok: true, scopes: [...new Set(wanted)] }
+}
+
+export type ResourceGrant = { ok: true; audience: string[] } | { ok: false; reason: string; hint: string }
+
+/**
+ * The audience of a token from the RFC 8707 `resource` parameter(s): each must be an absolute URI
+ * without a fragment naming one of the known resources (compared as URLs, so a trailing slash
+ * does not matter); none requested means `fallback`.
+ */
+export function grantResources(
+  requested: string | readonly string[] | undefined,
+  known: readonly string[],
+  fallback: string,
+): ResourceGrant {
+  if (requested === undefined) return { ok: true, audience: [fallback] }
+  const hint = `ask for resource=${known.join(' or resource=')}, or omit resource for ${fallback}`
+  const audience: string[] = []
+  for (const value of typeof requested === 'string' ? [requested] : requested) {
+    const match = URL.canParse(value) && !value.includes('#') ? known.find((k) => sameUrl(k, value)) : undefined
+    if (match === undefined) {
+      return { ok: false, reason: `The resource ${JSON.stringify(value.slice(0, 200))} is not one this server issues tokens for.`, hint }
+    }
+    if (!audience.includes(match)) audience.push(match)
+  }
+  return { ok: true, audience }
+}
+
+const sameUrl = (a: string, b: string): boolean => new URL(a).href === new URL(b).href
+
+/** Whether a token's `aud` claim (one resource or a list) names this resource (RFC 8707 §2). */
+export function audienceIncludes(aud: unknown, resource: string): boolean {
+  return aud === resource || (Array.isArray(aud) && aud.includes(resource))
 }
 
 export type BasicCredentials = { clientId: string; secret: string }
@@ -75,6 +103,23 @@ export function accessTokenClaimsProblem(payload: Record<string, unknown>): stri
   return null
 }
 
+/** How far ahead of this server's clock a token's `iat` may be (another instance's clock). */
+export const CLOCK_SKEW_SECONDS = 60
+
+/**
+ * Why a verified token's times are not ones this server issues (null: they are). A token signed
+ * with our key but dated in the future, or living longer than TOKEN_TTL_SECONDS, was not made by
+ * the token endpoint: a leaked key or a bug, refused either way.
+ */
+export function tokenTimesProblem(payload: Record<string, unknown>, nowSeconds: number, maxLifetimeSeconds: number): string | null {
+  const { iat, exp } = payload
+  if (typeof iat !== 'number' || typeof exp !== 'number') return 'the token has no numeric iat and exp'
+  if (iat > nowSeconds + CLOCK_SKEW_SECONDS) return 'the token is dated in the future (iat)'
+  if (exp <= iat) return 'the token expires before it was issued'
+  if (exp - iat > maxLifetimeSeconds) return `the token lives longer than this server issues tokens for (${maxLifetimeSeconds} s)`
+  return null
+}
+
 /** A sentence for the hint of a 401, from fast-jwt's error code. */
 export function tokenFailureHint(code: string | undefined): string {
   switch (code) {
@@ -95,8 +140,8 @@ export function tokenFailureHint(code: string | undefined): string {
   }
 }
 
-/** An RFC 7230 quoted-string value (quotes and backslashes become ', non-ASCII a space). */
-const quoted = (s: string): string => `"${s.replaceAll(/[\\"]/g, "'").replaceAll(/[^\u0020-\u007E]/g, ' ')}"`
+/** An RFC 6750 §3 quoted parameter value: only the characters RFC 6749 allows in descriptions. */
+const quoted = (s: string): string => `"${oauthText(s)}"`
 
 /** An RFC 6750 `WWW-Authenticate: Bearer …` challenge; parameters left undefined are omitted. */
 export function bearerChallenge(params: Record<string, string | undefined>): string {

@@ -20,6 +20,13 @@ export const errorCodes: Record<ErrorCode, { status: number; message: string }> 
   invalid_grant: { status: 400, message: 'The grant is invalid.' },
   invalid_scope: { status: 400, message: 'The requested scope is invalid for this client.' },
   unsupported_grant_type: { status: 400, message: 'This grant type is not supported.' },
+  invalid_target: { status: 400, message: 'The requested resource is not one this server issues tokens for.' },
+  origin_not_allowed: { status: 403, message: 'Requests from this origin are not allowed.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time; the connection is closed.' },
+  precondition_failed: { status: 412, message: 'A precondition of the request (If-Match, If-Unmodified-Since) does not hold.' },
+  range_not_satisfiable: { status: 416, message: 'The requested range is outside the resource.' },
+  headers_too_large: { status: 431, message: 'The request line and headers are too large.' },
+  http_version_not_supported: { status: 505, message: 'This server speaks HTTP/1.1 (and 1.0) only.' },
 }
 
 /** An error the API answers with as it is: status from the list, Error body, extra headers. */

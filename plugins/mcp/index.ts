@@ -1,33 +1,29 @@
 // The MCP endpoint: POST /mcp, Streamable HTTP, stateless (the SDK's createMcpHandler: 2026-07-28
 // per-request traffic and the stateless 2025-era fallback), on the same Fastify server, keyed and
-// rate-limited like every other route. Also the RFC 9728 metadata of /mcp and the project pages
-// the playbook links to. Everything the tools need is read once here; a missing view build, a bad
-// playbook or pricing model stops the start-up.
-import type { FastifyRequest } from 'fastify'
+// rate-limited like every other route, and the RFC 9728 metadata of /mcp. Public: a request without
+// credentials is an anonymous caller, and each tool call is authorized on its own (access.ts). The
+// app hands the tools (handlers/tools/) and what they are given in; their argument schemas are
+// compiled, their policies read and the views read once here; a missing view build stops the start-up.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import type { Deps } from '../../handlers/deps.js'
-import { loadPricingModel } from '../../handlers/pricing/estimate.js'
-import type { ToolDeps } from '../../handlers/tools/index.js'
-import { loadPlaybook } from '../../handlers/tools/playbook.js'
-import { ALL_SCOPES, parseBearer } from '../auth/rules.js'
-import { bodyGuard } from '../routes.js'
-import { loadSpec } from '../spec.js'
-import {
-  mcpResource,
-  PROTECTED_RESOURCE_PATH,
-  protectedResourceMetadata,
-  requireToken,
-  requireToolScopes,
-  resourceMetadataUrl,
-} from './auth.js'
-import { registerProjectPages } from './project-page.js'
-import type { ServerParts } from './server.js'
+import { parseBearer } from '../auth/rules.js'
+import { bodyGuard } from '../routes/body-guard.js'
+import { flattenObject } from '../spec/document.js'
+import { compileStrict } from '../validation/ajv.js'
+import { securitySchemes, type ToolPolicy } from './access.js'
+import { type AnonymousSpend, anonymousBudget } from './anonymous.js'
+import { mcpResource, PROTECTED_RESOURCE_PATH, protectedResourceMetadata, refuseBadToken, resourceMetadataUrl } from './auth.js'
+import { refuseForeignOrigin } from './origin.js'
+import type { PreparedTool, ServerParts, Session } from './server.js'
+import type { Caller, ToolModule } from './tool.js'
 import { loadViews } from './views.js'
 
-/** Default budget of /mcp per client (RATE_LIMITS="mcp=240/1 minute" overrides it). */
+/** Default budget of /mcp per client or address (RATE_LIMITS="mcp=240/1 minute" overrides it). */
 export const MCP_RATE_LIMIT = { max: 120, window: '1 minute' }
 export const MCP_BODY_LIMIT = 64 * 1024
+/** How long after listening the MCP SDK is loaded, unless a request to /mcp needs it sooner. */
+const MCP_WARM_UP_DELAY_MS = 2000
 
 /**
  * Headers the SDK sees: the MCP ones (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*,
@@ -47,112 +43,147 @@ function toWebRequest(request: FastifyRequest, config: Config, signal: AbortSign
 
 interface Loaded {
   handler: { fetch: (request: Request, options: object) => Promise<Response>; close: () => Promise<void> }
-  checkScopes: (request: FastifyRequest) => Promise<void>
 }
 
-export default fp<{ config: Config; deps: Deps }>(
-  async (app, { config, deps }) => {
-    const views = loadViews(config)
-    const toolDeps: ToolDeps = {
-      config,
-      catalogue: deps.catalogue,
-      intake: deps.intake,
-      pricing: loadPricingModel(),
-      playbook: loadPlaybook(),
+export interface McpOptions<D> {
+  config: Config
+  /** Every tool the server offers, in the order tools/list shows them (handlers/tools/). */
+  tools: readonly ToolModule<D>[]
+  /** What the tools are given. */
+  deps: D
+}
+
+/** The caller of a request: the verified client of its token, or anonymous (keyed by address). */
+function callerOf(request: FastifyRequest): Caller {
+  const p = request.principal
+  return p
+    ? { clientId: p.clientId, scopes: p.scopes, owner: `client:${p.clientId}` }
+    : { clientId: null, scopes: new Set(), owner: `addr:${request.ip}` }
+}
+
+/** Each tool's arguments schema built and compiled, and its policy read, once. */
+function prepare<D>(tools: readonly ToolModule<D>[], deps: D, scopes: readonly string[]): PreparedTool<D>[] {
+  return tools.map((tool) => {
+    if (tool.scope !== undefined && !scopes.includes(tool.scope)) {
+      throw new Error(`tool ${tool.name} needs the scope ${tool.scope}, which the spec does not declare`)
     }
-    const studio = toolDeps.playbook.studio.name
+    // As hosts see it: the spec's own marker of non-HTTP shapes is no argument rule.
+    const { 'x-internal': _internal, ...inputSchema } = flattenObject(tool.inputSchema(deps))
+    const policy: ToolPolicy =
+      tool.scope === undefined ? { anonymous: true } : { scope: tool.scope, anonymous: tool.anonymous?.allowed(deps) ?? false }
+    return { tool, inputSchema, validate: compileStrict(inputSchema), policy, securitySchemes: securitySchemes(policy) }
+  })
+}
 
-    // The MCP SDK, zod and the tool modules load on first use (or right after listen), not at
-    // start-up: they are a fifth of the start-up time, and only agents need them.
-    let loading: Promise<Loaded> | undefined
-    const load = (): Promise<Loaded> => {
-      loading ??= (async () => {
-        const [{ createMcpHandler }, { TOOLS, TOOL_SCOPES }, { buildMcpServer }] = await Promise.all([
-          import('@modelcontextprotocol/server'),
-          import('../../handlers/tools/index.js'),
-          import('./server.js'),
-        ])
-        const parts: ServerParts = {
-          deps: toolDeps,
-          tools: TOOLS.map((tool) => ({ tool, inputSchema: tool.schema(toolDeps) })),
-          views,
-          serverInfo: { name: 'studio-api', version: loadSpec().info.version, title: `${studio} studio` },
-          instructions:
-            `Tools of ${studio}, an architecture and interior design studio. show_playbook presents how the studio works, its signature styles and projects; ` +
-            'show_pricing_estimator and estimate_price give indicative budgets; list_projects lists the published projects (scope read:projects); ' +
-            'request_consultation passes on the contact details of someone who asked to be contacted (scope write:leads).',
-          logFailure: (tool, err) =>
-            app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
-        }
-        const handler = createMcpHandler(
-          (ctx) => {
-            const clientId = ctx.authInfo?.clientId
-            // The HTTP gate lets no request through without a verified client.
-            if (clientId === undefined) throw new Error('MCP request without a verified client')
-            return buildMcpServer(parts, { clientId })
-          },
-          {
-            // Reporting only: the error's type, never its message (it may quote a request).
-            onerror: (err) => app.log.warn({ err: { type: err.name } }, 'mcp request rejected or failed'),
-          },
-        )
-        return { handler, checkScopes: requireToolScopes(config, TOOL_SCOPES) }
-      })()
-      return loading
-    }
-    app.addHook('onListen', async () => {
-      setImmediate(() => load().catch((err: Error) => app.log.error({ err: { message: err.message } }, 'mcp failed to load')))
-    })
-    app.addHook('onClose', async () => {
-      if (loading) await (await loading).handler.close()
-    })
+async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<D>): Promise<void> {
+  const views = loadViews(config)
+  const studio = app.playbook.studio.name
+  const prepared = prepare(tools, deps, app.spec.scopes)
+  // Declared whether or not anonymous calls are on, so RATE_LIMITS may name them either way.
+  const anonymous = new Map<string, AnonymousSpend>(
+    tools.flatMap((t) => (t.anonymous ? [[t.name, anonymousBudget(app, t.anonymous.budget)] as const] : [])),
+  )
+  const resource = mcpResource(config)
+  const metadataUrl = resourceMetadataUrl(config)
+  // What the SDK's server factory needs to know of each request, by the web Request handed to it.
+  const sessions = new WeakMap<Request, Session>()
 
-    const override = config.rateLimits.mcp ?? {}
-    const metadataUrl = resourceMetadataUrl(config)
-    const resource = new URL(mcpResource(config))
+  // The MCP SDK loads on first use (or a moment after listen), not at start-up: it is a large part
+  // of the start-up time, and only agents need it.
+  let loading: Promise<Loaded> | undefined
+  const load = (): Promise<Loaded> => {
+    loading ??= (async () => {
+      const [{ createMcpHandler }, { buildMcpServer }] = await Promise.all([import('@modelcontextprotocol/server'), import('./server.js')])
+      const parts: ServerParts<D> = {
+        deps,
+        config,
+        tools: prepared,
+        views,
+        serverInfo: { name: 'studio-api', version: app.spec.version, title: `${studio} studio` },
+        instructions:
+          `Tools of ${studio}, an architecture and interior design studio. show_playbook presents how the studio works, its signature styles and projects; ` +
+          'show_pricing_estimator and estimate_price give indicative budgets; list_projects lists the published projects. These need no sign-in. ' +
+          'request_consultation passes on the contact details of someone who asked to be contacted, only with their explicit consent; ' +
+          "recent_leads reads the studio's latest leads and needs an access token with read:leads.",
+        challenge: { resource, resourceMetadata: metadataUrl },
+        logFailure: (tool, err) =>
+          app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
+      }
+      const handler = createMcpHandler(
+        (ctx) => {
+          const session = ctx.requestInfo && sessions.get(ctx.requestInfo)
+          if (!session) throw new Error('MCP request without its session')
+          return buildMcpServer(parts, session)
+        },
+        {
+          // Reporting only: the error's type, never its message (it may quote a request).
+          onerror: (err) => app.log.warn({ err: { type: err.name } }, 'mcp request rejected or failed'),
+        },
+      )
+      return { handler }
+    })()
+    return loading
+  }
+  // Warmed a moment after listening rather than at once: loading the SDK takes the event loop for
+  // about a tenth of a second (in the bundle, all at once), and the first requests after a start
+  // should not wait behind it. A request to /mcp before then loads it itself.
+  let warmUp: NodeJS.Timeout | undefined
+  app.addHook('onListen', async () => {
+    warmUp = setTimeout(
+      () => load().catch((err: Error) => app.log.error({ err: { message: err.message } }, 'mcp failed to load')),
+      MCP_WARM_UP_DELAY_MS,
+    ).unref()
+  })
+  app.addHook('onClose', async () => {
+    clearTimeout(warmUp)
+    if (loading) await (await loading).handler.close()
+  })
 
-    app.post(
-      '/mcp',
-      {
-        bodyLimit: MCP_BODY_LIMIT,
-        config: { rateLimit: { max: override.max ?? MCP_RATE_LIMIT.max, timeWindow: override.window ?? MCP_RATE_LIMIT.window } },
-        // After onRequest (caller resolved, rate limit applied), before the body is read.
-        // JSON-RPC in a JSON body, refused otherwise like every operation's body (plugins/routes.ts).
-        preParsing: [requireToken(config), bodyGuard(['application/json'])],
-        preHandler: async (request) => (await load()).checkScopes(request),
-      },
-      async (request, reply) => {
-        const principal = request.principal
-        if (!principal) throw new Error('unreachable: /mcp without a principal')
-        const aborter = new AbortController()
-        reply.raw.once('close', () => {
-          if (!reply.raw.writableFinished) aborter.abort()
-        })
-        const { handler } = await load()
-        const response = await handler.fetch(toWebRequest(request, config, aborter.signal), {
-          parsedBody: request.body,
-          authInfo: {
-            token: parseBearer(request.headers.authorization) ?? '',
-            clientId: principal.clientId,
-            scopes: [...principal.scopes],
-            resource,
-            resourceMetadataUrl: metadataUrl,
-          },
-        })
-        return reply.send(response)
-      },
-    )
+  const budget = app.budgets.resolve('mcp', MCP_RATE_LIMIT)
 
-    const metadata = JSON.stringify(protectedResourceMetadata(config, ALL_SCOPES, `${studio} studio MCP server`))
-    app.get(PROTECTED_RESOURCE_PATH, async (_request, reply) =>
-      reply
-        .type('application/json; charset=utf-8')
-        .header('cache-control', 'public, max-age=3600')
-        .header('access-control-allow-origin', '*')
-        .send(metadata),
-    )
+  app.post(
+    '/mcp',
+    {
+      bodyLimit: MCP_BODY_LIMIT,
+      // Tokens for /mcp only (RFC 8707 `aud`); errors in the JSON-RPC form MCP clients read, too.
+      config: { rateLimit: { max: budget.max, timeWindow: budget.window }, tokenAudience: resource, jsonRpcErrors: true },
+      // After onRequest (caller resolved, rate limit applied), before the body is read: the
+      // origin, credentials that were sent, and a JSON body (plugins/routes/body-guard.ts).
+      preParsing: [refuseForeignOrigin(config), refuseBadToken(config), bodyGuard(['application/json'])],
+    },
+    async (request, reply) => {
+      const aborter = new AbortController()
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) aborter.abort()
+      })
+      const { handler } = await load()
+      const caller = callerOf(request)
+      const web = toWebRequest(request, config, aborter.signal)
+      sessions.set(web, {
+        caller,
+        spendAnonymous: async (tool) => (await anonymous.get(tool)?.(request)) ?? 0,
+      })
+      const principal = request.principal
+      const authInfo = principal && {
+        token: parseBearer(request.headers.authorization) ?? '',
+        clientId: principal.clientId,
+        scopes: [...principal.scopes],
+        resource: new URL(resource),
+        resourceMetadataUrl: metadataUrl,
+      }
+      const response = await handler.fetch(web, { parsedBody: request.body, ...(authInfo && { authInfo }) })
+      return reply.send(response)
+    },
+  )
 
-    registerProjectPages(app, config, studio)
-  },
-  { name: 'mcp', fastify: '5.x', dependencies: ['auth', 'rate-limit', 'errors', 'catalogue'] },
-)
+  const metadata = JSON.stringify(protectedResourceMetadata(config, app.spec.scopes, `${studio} studio MCP server`))
+  app.get(PROTECTED_RESOURCE_PATH, async (_request, reply) =>
+    reply
+      .type('application/json; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .header('access-control-allow-origin', '*')
+      .send(metadata),
+  )
+}
+
+export default fp(mcp, { name: 'mcp', fastify: '5.x', dependencies: ['spec', 'auth', 'rate-limit', 'errors', 'playbook'] })

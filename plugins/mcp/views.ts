@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Config, projectRoot } from '../../config.js'
-import type { ViewName } from '../../handlers/tools/index.js'
+import type { ViewName } from './tool.js'
 
 export interface View {
   name: ViewName
@@ -26,14 +26,14 @@ const VIEWS: Record<ViewName, { title: string; description: string }> = {
   },
 }
 
-export const viewUri = (config: Config, name: ViewName): string => `ui://${config.publicHost}/${name}`
+export const viewUri = (config: Pick<Config, 'publicHost'>, name: ViewName): string => `ui://${config.publicHost}/${name}`
 
 /**
  * `_meta.ui` of every view: the images the views show are the catalogue's, served by this API
  * from `${publicBaseUrl}/images/`; the views make no network requests of their own (tools are
  * called through the host), so no connect domains.
  */
-export function viewMeta(config: Config): { csp: { resourceDomains: string[] }; prefersBorder: boolean } {
+export function viewMeta(config: Pick<Config, 'publicBaseUrl'>): { csp: { resourceDomains: string[] }; prefersBorder: boolean } {
   return { csp: { resourceDomains: [new URL(config.publicBaseUrl).origin] }, prefersBorder: true }
 }
 

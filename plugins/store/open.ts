@@ -1,41 +1,78 @@
-// Opens the storage the configuration names and brings its schema up to date.
-// The embedded default is a SQLite file in the data folder (WAL, fsync on every commit).
-import { mkdirSync } from 'node:fs'
+// Opens the storage the configuration names and brings its schema up to date. The store is the
+// connection only: each feature builds its repositories over `store.db`.
+// The embedded default is a SQLite file in the data folder (WAL, fsync on every commit), owner
+// only (private-files.ts), and watched (watched.ts): if the file is deleted or replaced while it
+// is open, every statement fails instead of writing into a file nobody will ever read again.
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type { Config } from '../../config.js'
-import { CatalogueRepository } from './catalogue.js'
-import { ClientsRepository } from './clients.js'
-import { LeadsRepository } from './leads.js'
 import { type Dialect, migrateToLatest } from './migrations.js'
+import { MissingDataFile, privateDir, privateFile, touchPrivateFile } from './private-files.js'
 import type { Database } from './schema.js'
+import { watchedDatabase } from './watched.js'
 
 export interface Store {
   readonly dialect: Dialect
   /** Where the data lives, for logs (never a password). */
   readonly location: string
   readonly db: Kysely<Database>
-  readonly leads: LeadsRepository
-  readonly clients: ClientsRepository
-  readonly catalogue: CatalogueRepository
   /** Resolves when storage answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
 }
 
-function openSqlite(dataDir: string): { db: Kysely<Database>; location: string } {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const file = join(dataDir, 'studio.db')
+/** The database file of a data folder. */
+export const sqliteFile = (dataDir: string): string => join(dataDir, 'studio.db')
+
+function openSqlite(
+  dataDir: string,
+  { create, onLost, unsafeNoFsync }: { create: boolean; onLost: (reason: string) => void; unsafeNoFsync: boolean },
+): { db: Kysely<Database>; location: string } {
+  const file = sqliteFile(dataDir)
+  if (!existsSync(file)) {
+    if (!create) {
+      throw new MissingDataFile(
+        `there is no database at ${file}: a server started with this DATA_DIR creates it, so this folder is not the one the server uses (or it was deleted)`,
+      )
+    }
+    privateDir(dataDir)
+    // Created empty and owner-only before SQLite opens it: SQLite gives its -wal and -shm files
+    // the database file's mode.
+    touchPrivateFile(file)
+  }
+  privateDir(dataDir)
   const database = new SQLite(file)
   // Wait for other processes' locks (first, so switching to WAL waits too). WAL lets readers (the
   // CLI, the log) run beside the writer; synchronous=FULL makes every commit fsync before it
   // returns, so an acknowledged lead survives a crash or power loss.
   database.pragma('busy_timeout = 5000')
-  database.pragma('journal_mode = WAL')
-  database.pragma('synchronous = FULL')
+  switchToWal(database)
+  database.pragma(unsafeNoFsync ? 'synchronous = OFF' : 'synchronous = FULL')
   database.pragma('foreign_keys = ON')
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), location: file }
+  // Files an older version created with the umask's mode.
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) privateFile(path)
+  const watched = watchedDatabase(database, file, onLost)
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: watched }) }), location: file }
+}
+
+/**
+ * Switching a file to WAL needs a moment alone with it, and SQLite answers SQLITE_BUSY at once,
+ * without its busy handler, while another process opens or switches the same new file (instances
+ * starting together). The switch is retried for up to the busy timeout; WAL then stays on the file.
+ */
+function switchToWal(database: SQLite.Database): void {
+  const deadline = Date.now() + 5000
+  for (;;) {
+    try {
+      database.pragma('journal_mode = WAL')
+      return
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+    }
+  }
 }
 
 /**
@@ -50,6 +87,7 @@ function oneMigrationAtATime<T>(file: string, migrate: () => Promise<T>): Promis
   const mine = previous
     .catch(() => {})
     .then(async () => {
+      touchPrivateFile(`${file}-migrate-lock`)
       const lock = new SQLite(`${file}-migrate-lock`)
       try {
         lock.pragma('busy_timeout = 30000')
@@ -104,15 +142,40 @@ async function openPostgres(
 }
 
 export interface OpenOptions {
+  /** Benchmark only: SQLite commits without fsync (synchronous=OFF). */
+  unsafeNoFsync?: boolean
   /** Called when an idle pooled connection fails (PostgreSQL); the pool replaces it. */
   onPoolError?: (err: Error) => void
+  /**
+   * Create the SQLite database when it does not exist (default true: the server). The CLIs pass
+   * false: a missing file means a wrong or deleted data folder, and a database they created
+   * would be one the server never reads.
+   */
+  create?: boolean
+  /** Called once when the SQLite file is found deleted or replaced while open. */
+  onLost?: (reason: string) => void
 }
 
-export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>, options: OpenOptions = {}): Promise<Store> {
+type StoreConfig = Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>
+
+/** The connection the configuration names, its schema as it is (openStore migrates it). */
+export async function connect(
+  config: StoreConfig,
+  options: OpenOptions = {},
+): Promise<{ db: Kysely<Database>; location: string; dialect: Dialect }> {
   const dialect: Dialect = config.databaseUrl ? 'postgres' : 'sqlite'
-  const { db, location } = config.databaseUrl
+  const opened = config.databaseUrl
     ? await openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
-    : openSqlite(config.dataDir)
+    : openSqlite(config.dataDir, {
+        create: options.create ?? true,
+        onLost: options.onLost ?? (() => {}),
+        unsafeNoFsync: options.unsafeNoFsync === true,
+      })
+  return { ...opened, dialect }
+}
+
+export async function openStore(config: StoreConfig, options: OpenOptions = {}): Promise<Store> {
+  const { db, location, dialect } = await connect(config, options)
   try {
     const migrate = () => migrateToLatest(db as Kysely<unknown>, dialect)
     await (dialect === 'sqlite' ? oneMigrationAtATime(location, migrate) : migrate())
@@ -125,9 +188,6 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' |
     dialect,
     location,
     db,
-    leads: new LeadsRepository(db),
-    clients: new ClientsRepository(db),
-    catalogue: new CatalogueRepository(db),
     async ping() {
       await sql`select 1`.execute(db)
     },

@@ -9,6 +9,8 @@ export interface ClientsTable {
   scopes: string
   /** HMAC-SHA256 of the secret, hex; the secret itself is never stored. */
   secret_hash: string
+  /** Counts the secret's rotations; each token carries the generation it was issued under. */
+  secret_generation: number
   created_at: string
   revoked_at: string | null
 }
@@ -26,9 +28,8 @@ export interface LeadsTable {
   /** Commit order: the log's order and its paging cursor. */
   seq: Generated<number>
   id: string
-  name: string
-  email: string
-  phone: string
+  /** The lead's fields (the spec's LeadFields) as a JSON object. */
+  fields: string
   received_at: string
   client_id: string | null
 }
@@ -55,6 +56,53 @@ export interface CatalogueTable {
   published_at: string
 }
 
+export interface WebhookEndpointsTable {
+  /** `we_…` */
+  id: string
+  url: string
+  /** Space-separated event types the endpoint receives. */
+  events: string
+  /** `whsec_…`: the key that signs (kept as it is: signing needs it, a hash would not do). */
+  secret: string
+  /** The secret before the last rotation, which also signs until `previous_secret_until`. */
+  previous_secret: string | null
+  previous_secret_until: string | null
+  created_at: string
+  /** Set when the endpoint answered 410 Gone (or an operator disabled it): nothing is sent. */
+  disabled_at: string | null
+  disabled_reason: string | null
+  /** The instance delivering to this endpoint now, and until when (renewed before each attempt). */
+  lease_owner: string | null
+  lease_until: string | null
+}
+
+export interface WebhookEventsTable {
+  /** Commit order: the order events reach an endpoint. */
+  seq: Generated<number>
+  /** `msg_…`: the `webhook-id` of every attempt and replay. */
+  id: string
+  type: string
+  /** The signed body, as sent. */
+  payload: string
+  created_at: string
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead'
+
+export interface WebhookDeliveriesTable {
+  endpoint_id: string
+  event_id: string
+  event_seq: number
+  status: DeliveryStatus
+  attempts: Generated<number>
+  next_attempt_at: string
+  last_attempt_at: string | null
+  /** The last attempt's outcome: `200`, `503`, `timeout`, `connection refused`… (never a body). */
+  last_outcome: string | null
+  delivered_at: string | null
+  created_at: string
+}
+
 export interface Database {
   clients: ClientsTable
   api_keys: ApiKeysTable
@@ -62,4 +110,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable
   projects: ProjectsTable
   catalogue: CatalogueTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_events: WebhookEventsTable
+  webhook_deliveries: WebhookDeliveriesTable
 }

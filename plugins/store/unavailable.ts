@@ -35,9 +35,15 @@ const MESSAGES = [
   /pool (is )?(ended|closed)/i,
 ]
 
+/** The SQLite file was deleted or replaced while open (open.ts): unavailable until a restart. */
+export class StorageLost extends Error {
+  readonly code = 'STORAGE_LOST'
+}
+
 export function isStorageUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null
   if (!e) return false
+  if (err instanceof StorageLost) return true
   if (typeof e.code === 'string' && (CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR'))) return true
   return typeof e.message === 'string' && MESSAGES.some((m) => m.test(e.message as string))
 }

@@ -1,5 +1,6 @@
 // The two MCP App views in a real browser against the real server: the app listens on a port, a
-// real MCP client reads the ui:// resources and calls the real tools, and each view is hosted in
+// real MCP client with no credentials at all (as a host that adds just the URL) reads the ui://
+// resources and calls the real tools, and each view is hosted in
 // headless Chromium (sandboxed srcdoc iframe, the spec's CSP plus the resource's `_meta.ui.csp`)
 // with its tools/call wired to that client. Asserted: what the views render from the real
 // results, the messages user actions send to the host (tools/call reaching the server,
@@ -159,10 +160,10 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
   const base = `http://127.0.0.1:${port}`
   const { app, config } = await testApp(t, { port, publicBaseUrl: base })
   await app.listen({ host: '127.0.0.1', port })
-  const { token } = await tokenFor(app, ['read:projects', 'write:leads'])
 
+  // No token: the apps, the tools they call and the consultation form are public.
   const client = new Client({ name: 'studio-api-browser-test', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: { token: async () => token } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))
   t.teardown(() => client.close())
 
   const callTool = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
@@ -380,6 +381,9 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     // The consultation form.
     for (const label of ['Full name', 'Email', 'Phone'])
       t.equal(await host.view.getByLabel(label, { exact: true }).count(), 1, `${label} field`)
+    const consent = host.view.getByRole('checkbox', { name: /may contact me by email or phone/ })
+    t.equal(await consent.count(), 1, 'the consent box')
+    t.equal(await consent.isChecked(), false, 'not ticked for the person')
     t.equal(await host.view.getByRole('button', { name: 'Request consultation' }).count(), 1)
 
     await checkThemes(t, host, 'playbook', [
@@ -408,6 +412,7 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
       '.field-label .optional',
       '#consult-submit',
       '.consult-intro .muted',
+      '.consent-text',
     ])
 
     // A style chip → the other styles hide, the model is told.
@@ -436,11 +441,28 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     t.equal(page.status, 200, 'the linked project page exists')
     t.match(await page.text(), project.title)
 
-    // An email the view accepts but the server refuses → the server's error, nothing stored.
+    // Without the consent box ticked the form does not send: it says why.
     const lead = leadOf(42)
     await host.view.getByLabel('Full name', { exact: true }).fill(lead.name)
     await host.view.getByLabel('Email', { exact: true }).fill('prospect42@example')
     await host.view.getByLabel('Phone', { exact: true }).fill(lead.phone)
+    since = host.events.length
+    await host.view.getByRole('button', { name: 'Request consultation' }).click()
+    const consentError = host.view.locator('#f-consent-error')
+    await consentError.filter({ hasText: /confirm that the studio may contact you/ }).waitFor()
+    t.equal(await consent.getAttribute('aria-invalid'), 'true', 'the box is marked')
+    t.equal(await consent.evaluate((e) => e === document.activeElement), true, 'and focused')
+    await host.settle()
+    t.same(
+      host.events.slice(since).filter((e) => e.kind === 'tools/call'),
+      [],
+      'nothing sent without consent',
+    )
+    await host.screenshot(join(artifacts, 'playbook-form-consent.png'))
+
+    // Ticked, with an email the view accepts but the server refuses → the server's error, nothing stored.
+    await consent.check()
+    t.equal(await consent.getAttribute('aria-invalid'), null, 'ticking clears the mark')
     since = host.events.length
     await host.view.getByRole('button', { name: 'Request consultation' }).click()
     const refused = await host.waitForEvent('tools/call:result', { since })
@@ -449,7 +471,7 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     const error = host.view.locator('#consult-error')
     await error.waitFor()
     t.match(await error.textContent(), /`email` must be an email address/, 'the server’s hint is shown')
-    t.equal(await app.store.leads.count(), 0, 'nothing stored')
+    t.equal(await app.leads.count(), 0, 'nothing stored')
     t.equal(host.eventsOf('ui/message').length, 0, 'no hand-over for a refused request')
     await host.screenshot(join(artifacts, 'playbook-form-error.png'))
 
@@ -459,16 +481,20 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     since = host.events.length
     await host.view.getByRole('button', { name: 'Request consultation' }).click()
     const sent = await host.waitForEvent('tools/call', { since })
-    t.same(sent.payload, { name: 'request_consultation', arguments: { ...lead, note: 'A flat in Lisbon' } })
+    t.same(sent.payload, { name: 'request_consultation', arguments: { ...lead, consent: true, note: 'A flat in Lisbon' } })
     const accepted = await host.waitForEvent('tools/call:result', { since })
     t.notOk(accepted.payload.result.isError)
-    const receipt = accepted.payload.result.structuredContent as { id: string }
-    t.equal(await app.store.leads.count(), 1, 'the lead is stored')
+    const receipt = accepted.payload.result.structuredContent as { id: string; received_at: string }
+    t.equal(await app.leads.count(), 1, 'the lead is stored')
     const reader = await tokenFor(app, ['read:leads'])
     const leads = (await (
       await fetch(`${base}/leads.json`, { headers: { authorization: `Bearer ${reader.token}` } })
     ).json()) as Structured[]
-    t.match(leads, [{ id: receipt.id, name: lead.name, email: lead.email, phone: lead.phone }], 'GET /leads.json has it')
+    t.same(
+      leads,
+      [{ id: receipt.id, ...lead, note: 'A flat in Lisbon', received_at: receipt.received_at, client_id: null }],
+      'GET /leads.json has it, with its note, from no client (anonymous)',
+    )
     const handOver = await host.waitForEvent('ui/message', { since })
     t.ok(host.events.indexOf(handOver) > host.events.indexOf(accepted), 'the hand-over follows the stored request')
     t.match(handOver.payload.content[0].text, receipt.id)

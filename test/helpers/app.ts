@@ -2,6 +2,8 @@
 // which checks every response against the spec (schema for its status, headers every response
 // must carry) so that no test sees a response the contract does not describe.
 import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -9,8 +11,12 @@ import pg from 'pg'
 import type { Test } from 'tap'
 import { type BuildOptions, buildApp } from '../../app.js'
 import { type Config, createConfig } from '../../config.js'
-import { createClient } from '../../plugins/auth/clients-admin.js'
-import { deref, loadSpec, type OpenApiDocument } from '../../plugins/spec.js'
+import { createClient } from '../../plugins/auth/admin.js'
+import { deref, Spec } from '../../plugins/spec/document.js'
+import { loadSpec } from '../../plugins/spec/load.js'
+
+/** The spec as the tests read it: the same document the app loads by default. */
+export const spec = new Spec(loadSpec())
 
 export interface TestApp {
   app: FastifyInstance
@@ -56,8 +62,18 @@ export async function storageConfig(t: Test): Promise<Partial<Config>> {
   return out
 }
 
+/**
+ * A data folder of its own inside the test's folder. t.testdir() re-creates the test's folder on
+ * every call, so a second app of the same test would wipe the first one's database under it
+ * (which the server now detects, and refuses to go on with).
+ */
+function appDataDir(t: Test): string {
+  if (!existsSync(t.testdirName)) t.testdir({})
+  return mkdtempSync(join(t.testdirName, 'app-'))
+}
+
 export async function testApp(t: Test, overrides: Partial<Config> = {}, options: BuildOptions = {}): Promise<TestApp> {
-  const dataDir = t.testdir({})
+  const dataDir = overrides.dataDir ?? appDataDir(t)
   const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)), ...overrides })
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
@@ -66,20 +82,28 @@ export async function testApp(t: Test, overrides: Partial<Config> = {}, options:
 }
 
 export async function newClient(app: FastifyInstance, scopes: string[], name = 'test client') {
-  return createClient(app.store, app.auth.pepper, { name, scopes })
+  return createClient(app.auth.admin, { name, scopes })
 }
 
 export const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 
-/** A token with the given scopes, from the real token endpoint. */
-export async function tokenFor(app: FastifyInstance, scopes: string[]): Promise<{ token: string; clientId: string; secret: string }> {
+/**
+ * A token with the given scopes, from the real token endpoint; for the REST API unless another
+ * resource (RFC 8707, e.g. `${base}/mcp`) is named.
+ */
+export async function tokenFor(
+  app: FastifyInstance,
+  scopes: string[],
+  resource?: string,
+): Promise<{ token: string; clientId: string; secret: string }> {
   const client = await newClient(app, scopes)
+  const form = new URLSearchParams({ grant_type: 'client_credentials', ...(resource !== undefined && { resource }) })
   const res = await app.inject({
     method: 'POST',
     url: '/api/token',
     headers: { authorization: basic(client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
-    payload: 'grant_type=client_credentials',
+    payload: form.toString(),
   })
   if (res.statusCode !== 200) throw new Error(`token request failed: ${res.statusCode} ${res.body}`)
   return { token: res.json().access_token, clientId: client.client_id, secret: client.client_secret }
@@ -87,13 +111,12 @@ export async function tokenFor(app: FastifyInstance, scopes: string[]): Promise<
 
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const spec: OpenApiDocument = loadSpec()
 const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
 
 function validatorFor(key: string, schema: unknown) {
   let v = compiled.get(key)
   if (!v) {
-    v = ajv.compile(deref(spec, schema) as object)
+    v = ajv.compile(deref(spec.document, schema) as object)
     compiled.set(key, v)
   }
   return v
@@ -102,28 +125,32 @@ function validatorFor(key: string, schema: unknown) {
 /** The spec's description of a response: the JSON schema of its body, if it has one. */
 export function responseSpec(method: string, url: string, status: number): { declared: boolean; schema?: unknown } {
   const path = url.split('?')[0] ?? '/'
-  const op = spec.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
+  const op = spec.document.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
     | { responses: Record<string, unknown> }
     | undefined
   if (!op) return { declared: true, schema: status >= 400 ? { $ref: '#/components/schemas/Error' } : undefined }
-  const response = deref(spec, op.responses[String(status)]) as { content?: Record<string, { schema?: unknown }> } | undefined
+  const response = deref(spec.document, op.responses[String(status)]) as { content?: Record<string, { schema?: unknown }> } | undefined
   if (!response) return { declared: false }
   return { declared: true, schema: response.content?.['application/json']?.schema }
 }
 
+/** The paths whose responses carry no rate-limit headers, as the spec's description says: the probes. */
+export const RATE_LIMIT_EXEMPT = ['/healthz', '/readyz']
+
 /**
  * Injects a request and checks the response against the contract: the status is declared for
  * the operation, the JSON body validates against its schema, and the headers every response
- * carries are there.
+ * carries are there (the rate-limit headers on every path but the probes).
  */
 export async function call(t: Test, app: FastifyInstance, opts: InjectOptions): Promise<LightMyRequestResponse> {
   const res = await app.inject(opts)
   const method = opts.method ?? 'GET'
   const url = String(opts.url ?? '/')
   const where = `${method} ${url} → ${res.statusCode}`
-  const isSpecPath = spec.paths[url.split('?')[0] ?? ''] !== undefined
-  t.equal(res.headers['x-api-version'], spec.info.version, `${where}: X-API-Version`)
-  if (isSpecPath || res.statusCode >= 400) {
+  const path = url.split('?')[0] ?? ''
+  const isSpecPath = spec.document.paths[path] !== undefined
+  t.equal(res.headers['x-api-version'], spec.version, `${where}: X-API-Version`)
+  if (!RATE_LIMIT_EXEMPT.includes(path)) {
     t.match(res.headers['x-ratelimit-limit'], /^\d+$/, `${where}: X-RateLimit-Limit`)
     t.match(res.headers['x-ratelimit-remaining'], /^\d+$/, `${where}: X-RateLimit-Remaining`)
     t.match(res.headers['x-ratelimit-reset'], /^\d+$/, `${where}: X-RateLimit-Reset`)

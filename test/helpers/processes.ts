@@ -63,16 +63,27 @@ function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
-/** Starts `server.ts` as its own process and waits until /healthz answers. */
-export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
+export interface StartOptions {
+  /** Node's arguments: default `server.ts` through tsx. */
+  args?: string[]
+  /** Default the project root. */
+  cwd?: string
+  /** How long to wait for /healthz; default 20 s. */
+  withinMs?: number
+}
+
+/** Starts `server.ts` (or `options.args`) as its own process and waits until /healthz answers. */
+export async function startServer(t: Test, env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const port = Number(env.PORT ?? (await freePort()))
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
-    cwd: projectRoot,
+  const child = spawn(process.execPath, options.args ?? ['--import', 'tsx', 'server.ts'], {
+    cwd: options.cwd ?? projectRoot,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      // No metrics listener unless a test asks for one (servers run side by side).
+      METRICS_PORT: '0',
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       ...env,
       PORT: String(port),
@@ -104,7 +115,8 @@ export async function startServer(t: Test, env: Record<string, string>): Promise
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) await server.kill9()
   })
-  const deadline = Date.now() + 20_000
+  const withinMs = options.withinMs ?? 20_000
+  const deadline = Date.now() + withinMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`)
     try {
@@ -113,7 +125,7 @@ export async function startServer(t: Test, env: Record<string, string>): Promise
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server did not start within 20 s: ${output}`)
+    if (Date.now() > deadline) throw new Error(`server did not start within ${withinMs / 1000} s: ${output}`)
     await new Promise((r) => setTimeout(r, 50))
   }
 }
@@ -140,6 +152,15 @@ function postgresBin(): string | undefined {
 }
 
 export const canRunPostgres = (): boolean => postgresBin() !== undefined && process.getuid?.() === 0
+
+/** Throwaway PostgreSQL servers need the server binaries, and root to run them as postgres. */
+export const needsPostgres = (t: Test): boolean =>
+  requirePart(
+    t,
+    canRunPostgres(),
+    'PostgreSQL server binaries (initdb, pg_ctl) and root to run them as postgres',
+    'apt-get install postgresql',
+  )
 
 export interface Throwaway {
   url: string
@@ -231,6 +252,15 @@ export async function freshMachineDatabase(t: Test): Promise<string | undefined>
   url.search = ''
   return url.toString()
 }
+
+/** The machine's PostgreSQL answered (freshMachineDatabase gave a URL); otherwise skip or fail, loudly. */
+export const needsMachinePostgres = (t: Test, databaseUrl: string | undefined): databaseUrl is string =>
+  requirePart(
+    t,
+    databaseUrl !== undefined,
+    'PostgreSQL at 127.0.0.1:5432',
+    'start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
+  )
 
 export async function machineRedisAvailable(): Promise<boolean> {
   try {

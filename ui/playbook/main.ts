@@ -7,7 +7,7 @@
  */
 import '../shared/base.css'
 import './playbook.css'
-import type { Phase, PlaybookProject, PlaybookView } from '../../handlers/tools/playbook-view.ts'
+import type { Phase, PlaybookProject, PlaybookView } from '../../plugins/playbook/view-types.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   type CallToolResult,
@@ -20,6 +20,7 @@ import {
   toolErrorMessage,
   tryHost,
 } from '../shared/host.ts'
+import { renderPending as showPending, renderProblem as showProblem } from '../shared/states.ts'
 
 // ---------------------------------------------------------------------------
 // Data contract (structuredContent of show_playbook)
@@ -139,28 +140,11 @@ function httpUrl(u: string): string | null {
 // ---------------------------------------------------------------------------
 
 function renderPending(message: string): void {
-  root.setAttribute('aria-busy', 'true')
-  clear(root)
-  append(root, [
-    h('p', { class: 'eyebrow' }, 'Studio playbook'),
-    h('p', { class: 'pending display' }, message),
-    h(
-      'div',
-      { class: 'skeleton', 'aria-hidden': 'true' },
-      h('span', { style: 'width: 72%' }),
-      h('span', { style: 'width: 64%' }),
-      h('span', { style: 'width: 48%' }),
-    ),
-  ])
+  showPending(root, 'Studio playbook', message, ['width: 72%', 'width: 64%', 'width: 48%'])
 }
 
 function renderProblem(message: string): void {
-  root.setAttribute('aria-busy', 'false')
-  clear(root)
-  append(root, [
-    h('p', { class: 'eyebrow' }, 'Studio playbook'),
-    h('div', { class: 'notice notice-error', role: 'alert' }, icon('alert'), h('span', {}, message)),
-  ])
+  showProblem(root, 'Studio playbook', message)
 }
 
 function render(pb: Playbook): void {
@@ -469,7 +453,8 @@ async function tellModelAboutStyle(): Promise<void> {
 // Consultation form → request_consultation
 // ---------------------------------------------------------------------------
 
-type FieldName = 'name' | 'email' | 'phone' | 'note'
+type FieldName = 'name' | 'email' | 'phone' | 'note' | 'consent'
+type TextField = Exclude<FieldName, 'consent'>
 
 function field(name: FieldName, label: string, control: HTMLInputElement | HTMLTextAreaElement, optional = false): HTMLElement {
   const id = `f-${name}`
@@ -492,6 +477,15 @@ function renderConsultation(pb: Playbook): HTMLElement {
   const email = h('input', { class: 'input', type: 'email', autocomplete: 'email', inputmode: 'email', maxlength: 200 })
   const phone = h('input', { class: 'input', type: 'tel', autocomplete: 'tel', inputmode: 'tel', maxlength: 40 })
   const note = h('textarea', { class: 'textarea', rows: 3, maxlength: 2000 })
+  // The tool stores nothing without the person's explicit consent: the form does not send without it.
+  const consent = h('input', {
+    class: 'checkbox',
+    type: 'checkbox',
+    id: 'f-consent',
+    name: 'consent',
+    'aria-describedby': 'f-consent-error',
+  })
+  consent.setAttribute('aria-required', 'true')
 
   const submit = h('button', { type: 'button', class: 'btn btn-primary', id: 'consult-submit' }, 'Request consultation', icon('arrow'))
   const formError = h('div', { class: 'notice notice-error', role: 'alert', id: 'consult-error', hidden: true })
@@ -509,6 +503,17 @@ function renderConsultation(pb: Playbook): HTMLElement {
       field('name', 'Full name', name),
       h('div', { class: 'field-row' }, field('email', 'Email', email), field('phone', 'Phone', phone)),
       field('note', 'Anything we should know', note, true),
+      h(
+        'div',
+        { class: 'field field-consent' },
+        h(
+          'label',
+          { class: 'consent', for: 'f-consent' },
+          consent,
+          h('span', { class: 'consent-text' }, `I agree that ${pb.studio.name} may contact me by email or phone about my project.`),
+        ),
+        h('p', { class: 'field-error', id: 'f-consent-error', 'aria-live': 'polite' }),
+      ),
     ),
     formError,
     h(
@@ -527,8 +532,8 @@ function renderConsultation(pb: Playbook): HTMLElement {
     }
   })
   submit.addEventListener('click', () => void submitConsultation(form))
-  for (const control of [name, email, phone]) {
-    control.addEventListener('input', () => {
+  for (const control of [name, email, phone, consent]) {
+    control.addEventListener(control === consent ? 'change' : 'input', () => {
       if (control.getAttribute('aria-invalid') === 'true') setFieldError(control.name as FieldName, '')
     })
   }
@@ -575,20 +580,27 @@ function setFieldError(name: FieldName, message: string): void {
   else control.removeAttribute('aria-invalid')
 }
 
-function readForm(form: HTMLFormElement): Record<FieldName, string> {
-  const v = (n: FieldName) => (form.elements.namedItem(n) as HTMLInputElement | HTMLTextAreaElement | null)?.value.trim() ?? ''
-  return { name: v('name'), email: v('email'), phone: v('phone'), note: v('note') }
+interface FormValues extends Record<TextField, string> {
+  consent: boolean
+}
+
+function readForm(form: HTMLFormElement): FormValues {
+  const v = (n: TextField) => (form.elements.namedItem(n) as HTMLInputElement | HTMLTextAreaElement | null)?.value.trim() ?? ''
+  const consent = (form.elements.namedItem('consent') as HTMLInputElement | null)?.checked === true
+  return { name: v('name'), email: v('email'), phone: v('phone'), note: v('note'), consent }
 }
 
 /** Light client-side checks only; the server's validation is authoritative. */
-function validate(values: Record<FieldName, string>): boolean {
+function validate(values: FormValues): boolean {
   const errors: Partial<Record<FieldName, string>> = {}
   if (!values.name) errors.name = 'Please tell us your name.'
   if (!values.email) errors.email = 'Please add an email address.'
   else if (!/^[^\s@]+@[^\s@]+$/.test(values.email)) errors.email = 'This email address looks incomplete.'
   if (!values.phone) errors.phone = 'Please add a phone number.'
-  for (const n of ['name', 'email', 'phone'] as const) setFieldError(n, errors[n] ?? '')
-  const first = (['name', 'email', 'phone'] as const).find((n) => errors[n])
+  if (!values.consent) errors.consent = 'Please confirm that the studio may contact you.'
+  const checked = ['name', 'email', 'phone', 'consent'] as const
+  for (const n of checked) setFieldError(n, errors[n] ?? '')
+  const first = checked.find((n) => errors[n])
   if (first) root.querySelector<HTMLElement>(`#f-${first}`)?.focus()
   return !first
 }
@@ -612,10 +624,11 @@ async function submitConsultation(form: HTMLFormElement): Promise<void> {
     submit.firstChild!.textContent = 'Sending…'
   }
 
-  const args: { name: string; email: string; phone: string; note?: string } = {
+  const args: { name: string; email: string; phone: string; consent: true; note?: string } = {
     name: values.name,
     email: values.email,
     phone: values.phone,
+    consent: true,
   }
   if (values.note) args.note = values.note
 

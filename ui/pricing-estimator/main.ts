@@ -7,7 +7,7 @@
  */
 import '../shared/base.css'
 import './pricing.css'
-import type { Estimate, PriceRange } from '../../handlers/pricing/estimate.ts'
+import type { Estimate, PriceRange } from '../../plugins/pricing/estimate.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   connectApp,
@@ -20,6 +20,7 @@ import {
   toolErrorMessage,
   tryHost,
 } from '../shared/host.ts'
+import { renderPending as showPending, renderProblem as showProblem } from '../shared/states.ts'
 
 // ---------------------------------------------------------------------------
 // Data contract
@@ -161,28 +162,11 @@ function factor(n: number): string {
 // ---------------------------------------------------------------------------
 
 function renderPending(message: string): void {
-  root.setAttribute('aria-busy', 'true')
-  clear(root)
-  append(root, [
-    h('p', { class: 'eyebrow' }, 'Pricing estimator'),
-    h('p', { class: 'pending display' }, message),
-    h(
-      'div',
-      { class: 'skeleton', 'aria-hidden': 'true' },
-      h('span', { style: 'width: 46%; height: 34px' }),
-      h('span', { style: 'width: 72%' }),
-      h('span', { style: 'width: 64%' }),
-    ),
-  ])
+  showPending(root, 'Pricing estimator', message, ['width: 46%; height: 34px', 'width: 72%', 'width: 64%'])
 }
 
 function renderProblem(message: string): void {
-  root.setAttribute('aria-busy', 'false')
-  clear(root)
-  append(root, [
-    h('p', { class: 'eyebrow' }, 'Pricing estimator'),
-    h('div', { class: 'notice notice-error', role: 'alert' }, icon('alert'), h('span', {}, message)),
-  ])
+  showProblem(root, 'Pricing estimator', message)
 }
 
 function renderAll(): void {

@@ -1,0 +1,68 @@
+// Creating, rotating and revoking clients and API keys: shared by the CLI and the bootstrap.
+// Scopes are checked against the ones the spec declares (given by the caller).
+import type { ClientsRepository } from './clients.js'
+import { hashSecret, newApiKeyId, newClientId, newSecret } from './secrets.js'
+
+export interface IssuedCredentials {
+  client_id: string
+  client_secret: string
+  name: string
+  scopes: string[]
+}
+
+/** Where clients are kept, the hash key, and the scopes there are. */
+export interface ClientAdmin {
+  clients: ClientsRepository
+  pepper: string
+  scopes: readonly string[]
+}
+
+export function checkScopes(scopes: string[], known: readonly string[]): string[] {
+  const unknown = scopes.filter((s) => !known.includes(s))
+  if (unknown.length > 0) throw new Error(`unknown scope ${unknown.join(', ')}; scopes are ${known.join(', ')}`)
+  if (scopes.length === 0) throw new Error(`give at least one scope of ${known.join(', ')}`)
+  return [...new Set(scopes)]
+}
+
+export async function createClient(
+  { clients, pepper, scopes: known }: ClientAdmin,
+  opts: { name: string; scopes: string[]; id?: string; secret?: string },
+): Promise<IssuedCredentials> {
+  const scopes = checkScopes(opts.scopes, known)
+  const id = opts.id ?? newClientId()
+  const secret = opts.secret ?? newSecret()
+  await clients.create({
+    id,
+    name: opts.name,
+    scopes: scopes.join(' '),
+    secret_hash: hashSecret(pepper, secret),
+    secret_generation: 0,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  })
+  return { client_id: id, client_secret: secret, name: opts.name, scopes }
+}
+
+/** A new secret for an active client: the old one stops at once, its tokens within the status TTL. */
+export async function rotateClient({ clients, pepper }: ClientAdmin, id: string): Promise<string | undefined> {
+  const secret = newSecret()
+  return (await clients.rotate(id, hashSecret(pepper, secret))) ? secret : undefined
+}
+
+export async function createApiKey(
+  { clients, pepper, scopes: known }: ClientAdmin,
+  opts: { name: string; scopes: string[] },
+): Promise<{ id: string; api_key: string; scopes: string[] }> {
+  const scopes = checkScopes(opts.scopes, known)
+  const id = newApiKeyId()
+  const key = `sk_${newSecret()}`
+  await clients.createApiKey({
+    id,
+    name: opts.name,
+    scopes: scopes.join(' '),
+    key_hash: hashSecret(pepper, key),
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  })
+  return { id, api_key: key, scopes }
+}

@@ -1,0 +1,109 @@
+// Security headers, one policy per kind of response, written as helmet options:
+//  - the API (JSON answers, errors, discovery, /mcp, /openapi.json): nosniff, X-Frame-Options
+//    DENY, Referrer-Policy no-referrer, Cross-Origin-Resource-Policy same-origin; nothing that
+//    only an HTML page uses (no CSP: nothing runs in JSON);
+//  - /docs: helmet's page defaults (COOP, Origin-Agent-Cluster, …) and a CSP for Swagger UI
+//    (its own scripts and styles, the API as connect-src), never framed;
+//  - the project pages: helmet's page defaults; their CSP is their own (plugins/catalogue/
+//    pages.ts: it depends on whether the enquiry form, and its script, is on);
+//  - /images/*: as the API, but Cross-Origin-Resource-Policy cross-origin, since the MCP views
+//    show these images inside the hosts' sandboxed frames, another origin.
+// The MCP views' own CSP is the `_meta.ui.csp` of their resources (plugins/mcp/views.ts): not an
+// HTTP header, untouched here. HSTS is sent only when PUBLIC_BASE_URL is https; whatever
+// terminates TLS should send it in any case (README "Security").
+//
+// helmet turns each policy into its headers once, at start-up: @fastify/helmet would rebuild
+// helmet's middleware on every request, measured at +25-30 µs of CPU per getProjects request (a
+// third of it) on this project's machine. Each route is given its kind's headers when it is
+// added; one callback hook sets them.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import fp from 'fastify-plugin'
+import helmet, { type HelmetOptions } from 'helmet'
+import type { Config } from '../../config.js'
+
+type Headers = Readonly<Record<string, string>>
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The security headers of this route's kind of response (set when the route is added). */
+    securityHeaders?: Headers
+  }
+}
+
+/** The headers helmet sets for `options`: its middleware run once against a recorder. */
+export function headersOf(options: Readonly<HelmetOptions>): Headers {
+  const headers: Record<string, string> = {}
+  const recorder = {
+    setHeader: (name: string, value: unknown) => {
+      headers[name.toLowerCase()] = String(value)
+    },
+    removeHeader: (name: string) => {
+      delete headers[name.toLowerCase()]
+    },
+  }
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
+  return headers
+}
+
+/** Each kind's headers, and the kind of a route by its URL. */
+export function securityHeaders(publicBaseUrl: string): { api: Headers; of: (url: string) => Headers } {
+  const origin = new URL(publicBaseUrl).origin
+  // Only a host served over https may ask browsers to insist on it; not for sibling hosts.
+  const hsts = publicBaseUrl.startsWith('https://') ? { maxAge: 31_536_000, includeSubDomains: false } : false
+  const common = { xFrameOptions: { action: 'deny' }, referrerPolicy: { policy: 'no-referrer' }, strictTransportSecurity: hsts } as const
+  const apiOptions = {
+    ...common,
+    contentSecurityPolicy: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  } as const
+  const api = headersOf(apiOptions)
+  const image = headersOf({ ...apiOptions, crossOriginResourcePolicy: { policy: 'cross-origin' } })
+  const page = headersOf({ ...common, contentSecurityPolicy: false })
+  const docs = headersOf({
+    ...common,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        'default-src': ["'self'"],
+        'script-src': ["'self'"],
+        // Swagger UI sets style attributes from its scripts.
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'img-src': ["'self'", 'data:'],
+        'font-src': ["'self'", 'data:'],
+        'connect-src': ["'self'", origin],
+        'object-src': ["'none'"],
+        'base-uri': ["'self'"],
+        'form-action': ["'self'"],
+        'frame-ancestors': ["'none'"],
+      },
+    },
+  })
+  const of = (url: string): Headers => {
+    if (url === '/docs' || url.startsWith('/docs/')) return docs
+    if (url === '/projects' || url.startsWith('/projects/')) return page
+    if (url.startsWith('/images/')) return image
+    return api
+  }
+  return { api, of }
+}
+
+export default fp<{ config: Config }>(
+  async (app, { config }) => {
+    const { api, of } = securityHeaders(config.publicBaseUrl)
+    app.addHook('onRoute', (route) => {
+      route.config = { ...route.config, securityHeaders: of(route.url ?? '') }
+    })
+    // Callback style, one call: the hot path pays a few header writes, nothing more. Routes
+    // added by no onRoute (the 404 handler) get the API's.
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.headers(request.routeOptions.config?.securityHeaders ?? api)
+      done()
+    })
+  },
+  { name: 'headers', fastify: '5.x' },
+)

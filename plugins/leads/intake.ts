@@ -1,0 +1,122 @@
+// Lead intake: the one way a lead is stored, shared by submitLead and the MCP tool
+// request_consultation (same normalisation, same idempotency, same store, same receipt).
+// It never names a field: whatever the spec's LeadFields hold is normalised, hashed and stored.
+import { createHash, randomUUID } from 'node:crypto'
+import type { components } from '../../generated/openapi.js'
+import { AppError } from '../errors/codes.js'
+import type { LeadFields, LeadsRepository, NewLead } from './repository.js'
+import type { LeadWriter } from './writer.js'
+
+export type LeadReceipt = components['schemas']['LeadReceipt']
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/** Keys created before this instant have expired. */
+export const idempotencyCutoff = (now: Date = new Date()): string => new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()
+
+export interface Submitter {
+  /** The submitting client, or null when anonymous. */
+  clientId: string | null
+  /** Whose idempotency keys these are: `client:<id>`, or `addr:<ip>` when anonymous. */
+  owner: string
+}
+
+/**
+ * The lead as stored: every text field trimmed (surrounding spaces are never meaningful), and a
+ * field left blank not stored at all (only optional fields can be: the schema refuses a blank
+ * required one).
+ */
+export function normalise(lead: LeadFields): LeadFields {
+  const fields = Object.entries(lead).map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v] as const)
+  return Object.fromEntries(fields.filter(([, v]) => v !== '')) as LeadFields
+}
+
+/** The idempotency hash of a normalised lead: every field, in a key order that does not depend on the sender's. */
+export function leadHash(lead: LeadFields): string {
+  const canonical = JSON.stringify(Object.entries(lead).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  return createHash('sha256').update(canonical).digest('hex')
+}
+
+export class LeadIntake {
+  /** Requests with a key whose lead is being written now (a retry racing the original). */
+  private readonly inFlight = new Map<string, { hash: string; receipt: Promise<LeadReceipt> }>()
+
+  constructor(
+    private readonly leads: LeadsRepository,
+    private readonly writer: LeadWriter,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  cutoff(): string {
+    return idempotencyCutoff(this.now())
+  }
+
+  /** Stores a lead already validated against the spec's Lead schema; resolves after the commit. */
+  async submit(input: LeadFields, by: Submitter, idempotencyKey?: string): Promise<LeadReceipt> {
+    const lead = normalise(input)
+    if (idempotencyKey === undefined) return this.store(lead, by)
+
+    const hash = leadHash(lead)
+    const slot = `${by.owner}\u0000${idempotencyKey}`
+    const running = this.inFlight.get(slot)
+    if (running) {
+      if (running.hash !== hash) throw conflict()
+      return running.receipt
+    }
+    const receipt = this.storeOnce(lead, by, idempotencyKey, hash)
+    this.inFlight.set(slot, { hash, receipt })
+    try {
+      return await receipt
+    } finally {
+      this.inFlight.delete(slot)
+    }
+  }
+
+  private async storeOnce(lead: LeadFields, by: Submitter, key: string, hash: string): Promise<LeadReceipt> {
+    const earlier = await this.replay(by.owner, key, hash)
+    if (earlier) return earlier
+    const row = this.newRow(lead, by)
+    const stored = await this.writer.write(row, {
+      owner: by.owner,
+      key,
+      body_hash: hash,
+      lead_id: row.id,
+      created_at: row.received_at,
+    })
+    if (stored) return receiptOf(row)
+    // Another instance claimed the key between our read and our commit: answer as it did.
+    const winner = await this.replay(by.owner, key, hash)
+    if (!winner)
+      throw new AppError('service_unavailable', 'The lead could not be stored; please retry.', 'retry with the same Idempotency-Key')
+    return winner
+  }
+
+  private async replay(owner: string, key: string, hash: string): Promise<LeadReceipt | undefined> {
+    const rec = await this.leads.findIdempotency(owner, key, this.cutoff())
+    if (!rec) return undefined
+    if (rec.body_hash !== hash) throw conflict()
+    return { id: rec.lead_id, received_at: rec.received_at, status: 'received' }
+  }
+
+  private async store(lead: LeadFields, by: Submitter): Promise<LeadReceipt> {
+    const row = this.newRow(lead, by)
+    await this.writer.write(row)
+    return receiptOf(row)
+  }
+
+  private newRow(fields: LeadFields, by: Submitter): NewLead {
+    return { id: randomUUID(), fields, received_at: this.now().toISOString(), client_id: by.clientId }
+  }
+}
+
+function receiptOf(row: { id: string; received_at: string }): LeadReceipt {
+  return { id: row.id, received_at: row.received_at, status: 'received' }
+}
+
+function conflict(): AppError {
+  return new AppError(
+    'idempotency_conflict',
+    undefined,
+    'use a new Idempotency-Key for a different lead, or resend exactly the same body to get the first receipt',
+  )
+}

@@ -1,0 +1,76 @@
+// Rate-limit budgets by name: each spec operation's `x-rate-limit` (and its anonymous variant),
+// budgets that plugins declare for routes outside the spec (the MCP endpoint), and the default for
+// everything else, each overridable by RATE_LIMITS. A RATE_LIMITS name that no budget has is
+// refused at start-up, naming it, instead of being silently ignored.
+import { parse } from '@lukeed/ms'
+import type { FastifyRequest } from 'fastify'
+import type { RateLimitOverride } from '../../config.js'
+import type { Operation } from '../spec/document.js'
+
+export interface Budget {
+  max: number
+  window: string
+}
+
+type PerKey<T> = T | ((request: FastifyRequest, key: string) => Promise<T>)
+
+/** What @fastify/rate-limit takes as a route's `config.rateLimit`. */
+export interface RouteLimit {
+  max: PerKey<number>
+  timeWindow: PerKey<number> | string
+}
+
+/** Budget for routes outside the spec's operations (docs, discovery, unknown paths): `default`. */
+export const DEFAULT_BUDGET: Budget = { max: 300, window: '1 minute' }
+
+const isAnonymousKey = (key: string): boolean => key.startsWith('addr:')
+
+export class Budgets {
+  private readonly known = new Set<string>(['default'])
+
+  constructor(private readonly overrides: Readonly<Record<string, RateLimitOverride>>) {}
+
+  /** A declared budget with its configuration override applied; records the name as known. */
+  resolve(name: string, declared: Budget): Budget {
+    this.known.add(name)
+    const o = this.overrides[name] ?? {}
+    return { max: o.max ?? declared.max, window: o.window ?? declared.window }
+  }
+
+  /**
+   * An operation's limit from its `x-rate-limit`. With an anonymous alternative, requests without
+   * a verified client (keyed by address) get the `<operationId>Anonymous` budget instead.
+   */
+  forOperation(op: Operation, allowAnonymous: boolean): RouteLimit | undefined {
+    const declared = op['x-rate-limit']
+    if (!declared) return undefined
+    const own = this.resolve(op.operationId, declared)
+    if (declared.anonymous_max === undefined) return { max: own.max, timeWindow: own.window }
+    const anonymous = this.resolve(`${op.operationId}Anonymous`, { max: declared.anonymous_max, window: own.window })
+    if (!allowAnonymous) return { max: own.max, timeWindow: own.window }
+    const ownMs = toMs(own.window)
+    const anonymousMs = toMs(anonymous.window)
+    return {
+      max: async (_req, key) => (isAnonymousKey(key) ? anonymous.max : own.max),
+      timeWindow: async (_req, key) => (isAnonymousKey(key) ? anonymousMs : ownMs),
+    }
+  }
+
+  /** RATE_LIMITS names that no budget has (checked once every route is registered). */
+  unknownNames(): string[] {
+    return Object.keys(this.overrides).filter((name) => !this.known.has(name))
+  }
+
+  names(): string[] {
+    return [...this.known].sort()
+  }
+}
+
+/** `1 minute`, `30 seconds`, `2h` → milliseconds, read as @fastify/rate-limit reads windows. */
+export function toMs(window: string): number {
+  const ms = parse(window)
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) {
+    throw new Error(`cannot read the rate-limit window "${window}"; write e.g. "1 minute" or "30 seconds"`)
+  }
+  return ms
+}

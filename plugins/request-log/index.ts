@@ -1,0 +1,29 @@
+// One log line per request, with its id. It holds the path (never the query string), the status,
+// the operation, the client id and the time: never a header, a body, an email, a phone or a token.
+// Written on the app's logger with the id as a field (the request's own child logger is made only
+// when something else logs: lazy-child.ts), the same line a child would write.
+import fp from 'fastify-plugin'
+
+export { lazyChildLogger } from './lazy-child.js'
+
+export default fp(
+  async (app) => {
+    const log = app.log
+    app.addHook('onResponse', (request, reply, done) => {
+      log.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          path: request.url.split('?')[0],
+          status: reply.statusCode,
+          operation: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId,
+          client: request.principal?.clientId,
+          ms: Math.round(reply.elapsedTime * 100) / 100,
+        },
+        'request',
+      )
+      done()
+    })
+  },
+  { name: 'request-log', fastify: '5.x' },
+)

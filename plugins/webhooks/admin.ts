@@ -1,0 +1,68 @@
+// What an operator does with endpoints (scripts/webhooks.ts, and tests): add one (its URL checked
+// by the safety rules, its events against the spec), rotate its secret with a grace period, send
+// it a test event, replay events. Nothing here sends: the delivery worker of a running instance does.
+import { randomBytes } from 'node:crypto'
+import { LEAD_RECEIVED, webhookTest } from './events.js'
+import type { WebhooksRepository } from './repository.js'
+import { parseTarget, resolveTarget } from './safety.js'
+import { newSigningSecret } from './signing.js'
+
+export interface WebhookAdmin {
+  repo: WebhooksRepository
+  allowPrivate: boolean
+  /** The event types endpoints may subscribe to (the spec's webhooks). */
+  eventTypes: readonly string[]
+}
+
+export interface AddedEndpoint {
+  endpoint_id: string
+  secret: string
+  events: string[]
+}
+
+const newEndpointId = (): string => `we_${randomBytes(8).toString('hex')}`
+
+export function checkEvents(events: string[], known: readonly string[]): string[] {
+  const unknown = events.filter((e) => !known.includes(e))
+  if (unknown.length > 0) throw new Error(`unknown event type ${unknown.join(', ')}; event types are ${known.join(', ')}`)
+  return events.length === 0 ? [LEAD_RECEIVED] : [...new Set(events)]
+}
+
+export async function addEndpoint(admin: WebhookAdmin, opts: { url: string; events?: string[] }, now = new Date()): Promise<AddedEndpoint> {
+  const events = checkEvents(opts.events ?? [], admin.eventTypes)
+  const target = parseTarget(opts.url, admin.allowPrivate)
+  await resolveTarget(target, admin.allowPrivate)
+  const added = { endpoint_id: newEndpointId(), secret: newSigningSecret(), events }
+  await admin.repo.addEndpoint({
+    id: added.endpoint_id,
+    url: target.toString(),
+    events: events.join(' '),
+    secret: added.secret,
+    created_at: now.toISOString(),
+  })
+  return added
+}
+
+/** A new secret for the endpoint; the old one also signs until the grace period ends. */
+export async function rotateSecret(
+  admin: WebhookAdmin,
+  id: string,
+  graceMs: number,
+  now = new Date(),
+): Promise<{ secret: string; previous_until: string } | undefined> {
+  const secret = newSigningSecret()
+  const previousUntil = new Date(now.getTime() + graceMs).toISOString()
+  return (await admin.repo.rotateSecret(id, secret, previousUntil)) ? { secret, previous_until: previousUntil } : undefined
+}
+
+/** Queues a webhook.test event for the endpoint; its event id. */
+export async function sendTest(admin: WebhookAdmin, id: string, now = new Date()): Promise<string | undefined> {
+  const endpoint = await admin.repo.findEndpoint(id)
+  if (!endpoint) return undefined
+  if (endpoint.disabled_at) {
+    throw new Error(`endpoint ${id} is disabled (${endpoint.disabled_reason}): enable it first (npm run webhooks -- enable ${id})`)
+  }
+  const event = webhookTest(id, now)
+  await admin.repo.addEventFor(id, event)
+  return event.id
+}

@@ -1,0 +1,99 @@
+// Where webhooks may go: an https URL whose host resolves only to public addresses, so an endpoint
+// can never make the server call into its own network (SSRF). Checked when an endpoint is added
+// and again at every connection (DNS can change between the two): the delivery socket connects
+// to the very address this check approved. WEBHOOKS_ALLOW_PRIVATE lifts both rules.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { createRequire } from 'node:module'
+import { isIP } from 'node:net'
+import type * as IpAddr from 'ipaddr.js'
+
+// ipaddr.js (the address classifier proxy-addr and Express use) is CommonJS with `export =`
+// typings that TypeScript lets an ES module import only through require.
+const ipaddr = createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr
+
+/** A target the rules refuse; its message says which rule, `reason` says it briefly (for logs and status). */
+export class UnsafeTarget extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message)
+  }
+}
+
+/** Public unicast only: not private, loopback, link-local, carrier-grade NAT, multicast, reserved… */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false
+  return ipaddr.process(address).range() === 'unicast'
+}
+
+const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1')
+
+/** The URL, if its form is allowed (https; http only with allowPrivate); throws UnsafeTarget otherwise. */
+export function parseTarget(url: string, allowPrivate: boolean): URL {
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    throw new UnsafeTarget(`${JSON.stringify(url)} is not an absolute URL`, 'refused: not a URL')
+  }
+  const schemes = allowPrivate ? ['https:', 'http:'] : ['https:']
+  if (!schemes.includes(target.protocol)) {
+    throw new UnsafeTarget(
+      `webhook URLs must be https${allowPrivate ? ' or http' : ''} (got ${target.protocol.replace(':', '')})`,
+      `refused: ${target.protocol.replace(':', '')} is not allowed`,
+    )
+  }
+  if (target.username || target.password) {
+    throw new UnsafeTarget('webhook URLs must not carry credentials; the signature authenticates', 'refused: credentials in the URL')
+  }
+  return target
+}
+
+function refuse(host: string, address: string): UnsafeTarget {
+  return new UnsafeTarget(
+    `${host} resolves to ${address}, which is not a public address (set WEBHOOKS_ALLOW_PRIVATE=true to allow it)`,
+    'refused: not a public address',
+  )
+}
+
+/** Every address the host resolves to, each checked; throws UnsafeTarget or the DNS error. */
+export async function resolveTarget(target: URL, allowPrivate: boolean): Promise<string[]> {
+  const host = bare(target.hostname)
+  const addresses = isIP(host)
+    ? [host]
+    : await new Promise<string[]>((resolve, reject) =>
+        dnsLookup(host, { all: true }, (err, found) => (err ? reject(err) : resolve(found.map((a) => a.address)))),
+      )
+  if (!allowPrivate) {
+    const bad = addresses.find((a) => !isPublicAddress(a))
+    if (bad) throw refuse(host, bad)
+  }
+  return addresses
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/**
+ * A `lookup` for http.request that resolves the host and refuses it unless every address is
+ * public: the socket then connects to an address this function approved (no DNS rebinding
+ * between the check and the connection).
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (err, found) => {
+      if (err) return callback(err, [])
+      const bad = allowPrivate ? undefined : found.find((a) => !isPublicAddress(a.address))
+      if (bad) return callback(refuse(hostname, bad.address), [])
+      if (options.all) return callback(null, found)
+      const first = found[0] as LookupAddress
+      callback(null, first.address, first.family)
+    })
+  }
+}
+
+/** An IP literal in the URL is never looked up by Node, so it is checked here before connecting. */
+export function checkLiteral(target: URL, allowPrivate: boolean): void {
+  const host = bare(target.hostname)
+  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) throw refuse(host, host)
+}

@@ -1,0 +1,32 @@
+// What the operator CLIs open: the storage and hash key the server uses. A missing SQLite file or
+// key means a wrong DATA_DIR, or a data folder deleted under a running server; creating a new
+// one there would give the operator a database (or key) the server never reads, so the CLIs
+// create nothing unless told to with --new-database (a new installation set up before its first start).
+import type { Config } from '../config.js'
+import { loadPepper } from '../plugins/auth/secrets.js'
+import { openStore, type Store } from '../plugins/store/open.js'
+import { MissingDataFile } from '../plugins/store/private-files.js'
+
+export const NEW_DATABASE_USAGE = '--new-database                    create the database (and key) if the data folder has none'
+
+function explained(err: unknown): unknown {
+  return err instanceof MissingDataFile
+    ? new Error(`${err.message}; nothing was created (pass --new-database to set up a new installation here)`)
+    : err
+}
+
+export async function openServerStore(config: Config, newDatabase: boolean): Promise<Store> {
+  try {
+    return await openStore(config, { create: newDatabase })
+  } catch (err) {
+    throw explained(err)
+  }
+}
+
+export function serverPepper(config: Config, newDatabase: boolean): string {
+  try {
+    return loadPepper(config, newDatabase)
+  } catch (err) {
+    throw explained(err)
+  }
+}

@@ -1,0 +1,105 @@
+// The data folder holds leads' personal data, secret hashes, keys and credentials: the folder is
+// 0700 and every file in it 0600 whatever the umask and whatever modes an older version left, and
+// a folder that cannot be made private is reported at start-up. SQLite (its -wal and -shm too)
+// whatever the suite's backend: that is where the files are.
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { buildApp } from '../app.js'
+import { createConfig } from '../config.js'
+import { leadOf, testApp, tokenFor } from './helpers/app.js'
+import { captureLog } from './helpers/log.js'
+
+const mode = (path: string): string => (statSync(path).mode & 0o7777).toString(8).padStart(4, '0')
+
+/** Every file and folder under `dir`, with the folder itself. */
+function everything(dir: string): string[] {
+  return [dir, ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((p) => join(dir, p))]
+}
+
+function checkPrivate(t: Test, dataDir: string): void {
+  const paths = everything(dataDir)
+  for (const name of [
+    'studio.db',
+    'studio.db-wal',
+    'studio.db-shm',
+    'keys/signing-key.pem',
+    'keys/secret-pepper',
+    'bootstrap-client.json',
+  ]) {
+    t.ok(paths.includes(join(dataDir, name)), `${name} exists`)
+  }
+  for (const path of paths) {
+    const isDir = statSync(path).isDirectory()
+    t.equal(mode(path), isDir ? '0700' : '0600', `${path.slice(dataDir.length) || 'the data folder'}: ${isDir ? '0700' : '0600'}`)
+  }
+}
+
+/** Runs `fn` under `mask`, the process's umask restored after. */
+async function withUmask<T>(mask: number, fn: () => Promise<T>): Promise<T> {
+  const before = process.umask(mask)
+  try {
+    return await fn()
+  } finally {
+    process.umask(before)
+  }
+}
+
+async function startAndWrite(t: Test, dataDir: string): Promise<void> {
+  const { app } = await testApp(t, { dataDir, databaseUrl: undefined })
+  const { token } = await tokenFor(app, ['write:leads'])
+  const res = await app.inject({
+    method: 'POST',
+    url: '/scripts/enquiry_backend.php',
+    headers: { authorization: `Bearer ${token}` },
+    payload: leadOf(1),
+  })
+  t.equal(res.statusCode, 200, 'a lead is stored (the WAL is written)')
+}
+
+for (const mask of [0o022, 0o000]) {
+  t.test(`a new data folder under umask ${mask.toString(8).padStart(3, '0')}: 0700, files 0600`, async (t) => {
+    const dataDir = join(t.testdir({}), 'var')
+    await withUmask(mask, () => startAndWrite(t, dataDir))
+    checkPrivate(t, dataDir)
+  })
+}
+
+t.test('an existing folder and files an older version left readable are made private', async (t) => {
+  const dataDir = t.testdir({ keys: {} })
+  // A first start with the modes an older version (umask 022) left, then the files loosened.
+  await withUmask(0o022, () => startAndWrite(t, dataDir))
+  for (const path of everything(dataDir)) chmodSync(path, statSync(path).isDirectory() ? 0o755 : 0o644)
+  writeFileSync(join(dataDir, 'bootstrap-client.json'), '{}', { mode: 0o644 })
+  chmodSync(join(dataDir, 'bootstrap-client.json'), 0o644)
+  await withUmask(0o022, () => startAndWrite(t, dataDir))
+  checkPrivate(t, dataDir)
+})
+
+t.test('a data folder that cannot be made private (a shared, sticky one): a warning at start-up, private files', async (t) => {
+  const log = captureLog()
+  const dataDir = join(t.testdir({}), 'shared')
+  mkdirSync(dataDir)
+  chmodSync(dataDir, 0o1777) // like /tmp: the server must not change its mode
+  const config = createConfig({ dataDir, databaseUrl: undefined, logLevel: 'warn' })
+  const app = await withUmask(0o022, () => buildApp(config, { logger: { level: 'warn', stream: log.stream } }))
+  t.teardown(() => app.close())
+  await app.ready()
+  t.equal(mode(dataDir), '1777', 'a shared folder is left as it is')
+  const warnings = log.lines().filter((l) => l.level === 40 && /data folder is open to other users/.test(l.msg))
+  t.equal(warnings.length, 1, 'one warning says the data folder is open to others')
+  t.equal(warnings[0]?.data_dir, dataDir)
+  for (const name of ['studio.db', 'studio.db-wal', 'keys/secret-pepper', 'bootstrap-client.json']) {
+    t.ok(existsSync(join(dataDir, name)), `${name} exists`)
+    t.equal(mode(join(dataDir, name)), '0600', `${name}: still 0600`)
+  }
+})
+
+t.test('a private folder gives no warning', async (t) => {
+  const log = captureLog()
+  const config = createConfig({ dataDir: join(t.testdir({}), 'var'), databaseUrl: undefined, logLevel: 'warn' })
+  const app = await buildApp(config, { logger: { level: 'warn', stream: log.stream } })
+  t.teardown(() => app.close())
+  await app.ready()
+  t.same(log.lines(), [], 'nothing at warn level')
+})

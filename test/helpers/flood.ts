@@ -1,0 +1,65 @@
+// A flood of lead submissions against a real server process (the fault tests): many in flight,
+// each receipt recorded with the lead it acknowledges.
+
+export interface Sent {
+  name: string
+  email: string
+  phone: string
+}
+
+export const leadFor = (n: number): Sent => ({
+  name: `Fault Prospect ${n}`,
+  email: `fault${n}@example.com`,
+  phone: `+33 1 ${String(10_000_000 + n).replace(/(\d{2})(\d{2})(\d{2})(\d{2})/, '$1 $2 $3 $4')}`,
+})
+
+export interface Outcome {
+  acked: Map<string, Sent>
+  statuses: Map<number | string, number>
+}
+
+/** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200. */
+export async function submitMany(
+  url: string,
+  token: string,
+  total: number,
+  concurrency: number,
+  onAck?: (count: number) => void,
+): Promise<Outcome> {
+  const acked = new Map<string, Sent>()
+  const statuses = new Map<number | string, number>()
+  let next = 0
+  const worker = async () => {
+    while (next < total) {
+      const n = next++
+      const lead = leadFor(n)
+      try {
+        const res = await fetch(`${url}/scripts/enquiry_backend.php`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(lead),
+        })
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        const body = (await res.json()) as { id?: string; code?: string }
+        if (res.status === 200 && body.id) {
+          acked.set(body.id, lead)
+          onAck?.(acked.size)
+        }
+      } catch {
+        statuses.set('connection error', (statuses.get('connection error') ?? 0) + 1)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return { acked, statuses }
+}
+
+/** The whole leads log of a server. */
+export async function readLog(
+  url: string,
+  token: string,
+): Promise<{ id: string; name: string; email: string; phone: string; received_at: string }[]> {
+  const res = await fetch(`${url}/leads.json`, { headers: { authorization: `Bearer ${token}` } })
+  if (res.status !== 200) throw new Error(`leads.json: ${res.status}`)
+  return res.json() as never
+}

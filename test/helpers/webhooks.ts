@@ -1,0 +1,27 @@
+// Endpoints for the tests, added the way the CLI adds them (plugins/webhooks/admin.ts), on the
+// storage of a test app, with a receiver that knows their secrets.
+import type { FastifyInstance } from 'fastify'
+import { addEndpoint, type WebhookAdmin } from '../../plugins/webhooks/admin.js'
+import { subscribableTypes } from '../../plugins/webhooks/events.js'
+import { WebhooksRepository } from '../../plugins/webhooks/repository.js'
+import type { Receiver } from './receiver.js'
+
+export function adminOf(app: FastifyInstance, allowPrivate = true): WebhookAdmin {
+  return { repo: new WebhooksRepository(app.store.db, app.store.dialect), allowPrivate, eventTypes: subscribableTypes(app.spec) }
+}
+
+/** An endpoint at `path` of the receiver, its secret known to the receiver. */
+export async function endpointAt(app: FastifyInstance, rx: Receiver, path = '/hook'): Promise<{ id: string; secret: string }> {
+  const added = await addEndpoint(adminOf(app), { url: `${rx.url}${path}` })
+  rx.secrets.set(path, [added.secret])
+  return { id: added.endpoint_id, secret: added.secret }
+}
+
+/** Waits until storage says so (the worker records an outcome after the receiver has answered). */
+export async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
