@@ -308,14 +308,23 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
     }
     await page.evaluate(() => window.scrollTo(0, 0))
     const f = await frame()
-    // Rendered images only: lazy images inside display:none never load.
-    await f.waitForFunction(
-      () => Array.from(document.images).every((img) => img.complete || img.getClientRects().length === 0),
-      undefined,
-      {
-        timeout: Math.max(1000, deadline - Date.now()),
-      },
-    )
+    // Rendered images only: lazy images inside display:none never load. The view may still be
+    // growing while the walk above runs (a slow machine), leaving lazy images below what was
+    // walked: each image still pending is scrolled into view by itself (across the frame
+    // boundary) until none is left, and a timeout names the ones that never loaded.
+    const pending = () =>
+      f.$$eval('img', (imgs) =>
+        (imgs as HTMLImageElement[])
+          .map((img, index) => ({ index, src: img.currentSrc || img.src, waiting: !img.complete && img.getClientRects().length > 0 }))
+          .filter((i) => i.waiting),
+      )
+    for (let left = await pending(); left.length > 0; left = await pending()) {
+      if (Date.now() > deadline) throw new Error(`settle: ${left.length} image(s) still loading after ${ms} ms: ${left.map((i) => i.src).join(', ')}`)
+      const handles = await f.$$('img')
+      for (const { index } of left) await handles[index]?.scrollIntoViewIfNeeded({ timeout: 1000 }).catch(() => {})
+      await page.waitForTimeout(100)
+    }
+    await page.evaluate(() => window.scrollTo(0, 0))
     // Size is stable once no size-changed arrived for a few frames.
     let last = events.length
     for (;;) {
