@@ -319,7 +319,8 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
           .filter((i) => i.waiting),
       )
     for (let left = await pending(); left.length > 0; left = await pending()) {
-      if (Date.now() > deadline) throw new Error(`settle: ${left.length} image(s) still loading after ${ms} ms: ${left.map((i) => i.src).join(', ')}`)
+      if (Date.now() > deadline)
+        throw new Error(`settle: ${left.length} image(s) still loading after ${ms} ms: ${left.map((i) => i.src).join(', ')}`)
       const handles = await f.$$('img')
       for (const { index } of left) await handles[index]?.scrollIntoViewIfNeeded({ timeout: 1000 }).catch(() => {})
       await page.waitForTimeout(100)
