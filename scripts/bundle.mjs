@@ -4,23 +4,18 @@
 // start-up time; one file cuts that. Plain JavaScript: it runs right after tsc.
 //
 // Left outside the bundle, loaded from node_modules as usual: native code (better-sqlite3), packages
-// that read their own files next to their code (the OpenAPI schema validator, Swagger UI's assets,
-// @fastify/swagger's package.json), and what only a scaled-out deployment loads (pg, ioredis).
+// that read their own files next to their code (the OpenAPI schema validator, Swagger UI's assets, @fastify/swagger's
+// package.json), and what only a scaled-out deployment loads (pg, ioredis).
+//
+// The OpenAPI document check is precompiled into the bundle: see precompiled-openapi-validator.mjs.
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { precompiledOpenApiValidator, VALIDATOR } from './precompiled-openapi-validator.mjs'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 
-const EXTERNAL = [
-  'better-sqlite3',
-  '@seriousme/openapi-schema-validator',
-  '@fastify/swagger',
-  '@fastify/swagger-ui',
-  'pg',
-  'ioredis',
-  'ipaddr.js',
-]
+const EXTERNAL = ['better-sqlite3', VALIDATOR, '@fastify/swagger', '@fastify/swagger-ui', 'pg', 'ioredis', 'ipaddr.js']
 
 await build({
   entryPoints: {
@@ -36,5 +31,6 @@ await build({
   external: EXTERNAL,
   // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  plugins: [precompiledOpenApiValidator(root)],
   logLevel: 'warning',
 })

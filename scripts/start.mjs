@@ -31,7 +31,7 @@ const PARTS = [
   {
     name: 'server (TypeScript, then one bundle)',
     stamp: 'typescript',
-    sources: ['app.ts', 'server.ts', 'config.ts', 'plugins', 'handlers', 'scripts', 'generated', 'bench', 'tsconfig.json', 'package.json'],
+    sources: ['app.ts', 'server.ts', 'config.ts', 'plugins', 'handlers', 'scripts', 'generated', 'bench', 'tsconfig.json', 'package.json', 'package-lock.json'],
     command: ['npm', 'run', '-s', 'build:server'],
   },
   { name: 'spec (JSON)', stamp: 'spec', sources: ['spec'], command: ['npx', 'tsx', 'scripts/build-spec.ts'] },
