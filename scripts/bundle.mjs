@@ -21,6 +21,8 @@ await build({
   entryPoints: {
     'server.bundle': join(root, 'dist', 'server.js'),
     'no-fsync-server.bundle': join(root, 'dist', 'bench', 'no-fsync-server.js'),
+    // The SQLite writer's worker thread, next to the bundles that start it (sqlite-thread-dialect.ts).
+    'sqlite-thread': join(root, 'dist', 'plugins', 'store', 'sqlite-thread.js'),
   },
   outdir: join(root, 'dist'),
   bundle: true,

@@ -3,14 +3,17 @@
 // The embedded default is a SQLite file in the data folder (WAL, fsync on every commit), owner
 // only (private-files.ts), and watched (watched.ts): if the file is deleted or replaced while it
 // is open, every statement fails instead of writing into a file nobody will ever read again.
+// Reads run on the main thread, writes on a worker thread, so that no commit's fsync holds the
+// event loop (sqlite-thread-dialect.ts).
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import type { Config } from '../../config.js'
 import { type Dialect, migrateToLatest } from './migrations.js'
 import { MissingDataFile, privateDir, privateFile, touchPrivateFile } from './private-files.js'
 import type { Database } from './schema.js'
+import { ThreadedSqliteDialect } from './sqlite-thread-dialect.js'
 import { watchedDatabase } from './watched.js'
 
 export interface Store {
@@ -53,8 +56,19 @@ function openSqlite(
   database.pragma('foreign_keys = ON')
   // Files an older version created with the umask's mode.
   for (const path of [file, `${file}-wal`, `${file}-shm`]) privateFile(path)
-  const watched = watchedDatabase(database, file, onLost)
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: watched }) }), location: file }
+  // Both connections (this one reads; the writer thread's writes) watch the file: whichever sees
+  // it gone first tells.
+  let told = false
+  const lostOnce = (reason: string) => {
+    if (told) return
+    told = true
+    onLost(reason)
+  }
+  const reader = watchedDatabase(database, file, lostOnce)
+  return {
+    db: new Kysely<Database>({ dialect: new ThreadedSqliteDialect({ reader, file, unsafeNoFsync, onLost: lostOnce }) }),
+    location: file,
+  }
 }
 
 /**
