@@ -1,0 +1,75 @@
+// The embedded store writes on a worker thread (plugins/store/sqlite-thread-dialect.ts): while a
+// lead's commit waits for its fsync, the event loop goes on answering, reads included. Shown on a
+// real server process whose every fsync is made slow (bench/fsync-delay.c, preloaded), by the
+// order in which answers arrive, not by timing thresholds: a read sent while the commit is under
+// way is answered before the lead's receipt. With the commit on the main thread (as before), the
+// read could only be answered after it.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import t from 'tap'
+import { projectRoot } from '../config.js'
+import { leadOf } from './helpers/app.js'
+import { requirePart, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
+
+const FSYNC_DELAY_MS = 300
+
+const gcc = spawnSync('gcc', ['--version']).status === 0
+if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install gcc')) {
+  const shim = join(t.testdir({}), 'fsync-delay.so')
+  const built = spawnSync('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(projectRoot, 'bench', 'fsync-delay.c'), '-ldl'], {
+    encoding: 'utf8',
+  })
+  if (built.status !== 0) throw new Error(`building the shim failed: ${built.stderr}`)
+
+  t.test(`every fsync ${FSYNC_DELAY_MS} ms: reads are answered while a lead's commit waits for it`, async (t) => {
+    const secrets = sharedSecrets()
+    const server = await startServer(
+      t,
+      {
+        ...secrets,
+        DATA_DIR: join(t.testdir({}), 'var'),
+        LD_PRELOAD: shim,
+        FSYNC_DELAY_US: String(FSYNC_DELAY_MS * 1000),
+      },
+      { withinMs: 120_000 },
+    )
+    const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET, 'write:leads read:leads')
+    const headers = { authorization: `Bearer ${token}` }
+    const order: string[] = []
+
+    const lead = fetch(`${server.url}/scripts/enquiry_backend.php`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(leadOf(1)),
+    }).then(async (res) => {
+      order.push('lead receipt')
+      return { status: res.status, body: (await res.json()) as { id: string } }
+    })
+    // The lead is read, validated and its commit started well within this; the fsync takes longer.
+    await new Promise((r) => setTimeout(r, FSYNC_DELAY_MS / 3))
+    const log = await fetch(`${server.url}/leads.json`, { headers }).then(async (res) => {
+      order.push('leads log')
+      return { status: res.status, body: (await res.json()) as { id: string }[] }
+    })
+    const health = await fetch(`${server.url}/healthz`).then((res) => {
+      order.push('healthz')
+      return res.status
+    })
+    const receipt = await lead
+
+    t.same(order, ['leads log', 'healthz', 'lead receipt'], 'the read and the health check were answered before the commit finished')
+    t.equal(log.status, 200)
+    t.notOk(
+      log.body.some((l) => l.id === receipt.body.id),
+      'the log read during the commit does not show the lead yet (nothing half-written is visible)',
+    )
+    t.equal(health, 200)
+    t.equal(receipt.status, 200, 'the lead is acknowledged once its commit is durable')
+    const after = (await (await fetch(`${server.url}/leads.json`, { headers })).json()) as { id: string }[]
+    t.ok(
+      after.some((l) => l.id === receipt.body.id),
+      'and then it is in the log',
+    )
+    t.equal(await server.stop(), 0, 'a graceful stop')
+  })
+}
