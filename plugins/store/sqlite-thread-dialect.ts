@@ -60,12 +60,17 @@ export interface ThreadedSqliteOptions extends ThreadSettings {
  * Node 20 a worker thread inherits neither the parent's loader nor an `--import` of one.
  */
 function startThread(settings: ThreadSettings): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-thread.js', import.meta.url), { workerData: settings })
+  // The thread only passes statements and rows: a small heap keeps its memory small.
+  const resourceLimits = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 }
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./sqlite-thread.js', import.meta.url), { workerData: settings, resourceLimits })
+  }
   const tsx = import.meta.resolve('tsx/esm/api')
   const source = new URL('./sqlite-thread.ts', import.meta.url).href
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}) })`, {
     eval: true,
     workerData: settings,
+    resourceLimits,
   })
 }
 
