@@ -3,12 +3,16 @@
 // real server process whose every fsync is made slow (bench/fsync-delay.c, preloaded), by the
 // order in which answers arrive, not by timing thresholds: a read sent while the commit is under
 // way is answered before the lead's receipt. With the commit on the main thread (as before), the
-// read could only be answered after it.
+// read could only be answered after it. And a write the worker cannot make is still a 503 with
+// its SQLite code behind it, not a 500.
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import t from 'tap'
-import { projectRoot } from '../config.js'
-import { leadOf } from './helpers/app.js'
+import { buildApp } from '../app.js'
+import { createConfig, projectRoot } from '../config.js'
+import { sqliteFile } from '../plugins/store/open.js'
+import { call, leadOf, tokenFor } from './helpers/app.js'
 import { requirePart, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
 const FSYNC_DELAY_MS = 300
@@ -73,3 +77,36 @@ if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install 
     t.equal(await server.stop(), 0, 'a graceful stop')
   })
 }
+
+t.test('another connection holds the write lock past the busy timeout: 503, nothing stored, then it stores', async (t) => {
+  const dataDir = join(t.testdir({}), 'var')
+  const app = await buildApp(createConfig({ dataDir, databaseUrl: undefined }))
+  t.teardown(() => app.close())
+  await app.ready()
+  const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
+  const auth = { authorization: `Bearer ${token}` }
+  const LEAD = '/scripts/enquiry_backend.php'
+
+  // As another process would (a CLI, a second server on the same folder): the write lock, held.
+  const other = new SQLite(sqliteFile(dataDir))
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  const refused = await call(t, app, { method: 'POST', url: LEAD, headers: auth, payload: leadOf(1) })
+  t.equal(refused.statusCode, 503, 'SQLITE_BUSY from the writer thread is storage unavailable')
+  t.equal(refused.json().code, 'service_unavailable')
+  t.equal(refused.headers['retry-after'], '5')
+  // Reads go on meanwhile (WAL: the main thread's connection never waits for the lock).
+  const during = await call(t, app, { url: '/leads.json', headers: auth })
+  t.equal(during.statusCode, 200, 'the log can be read while the lock is held')
+  t.same(during.json(), [], 'and holds nothing of the refused lead')
+  other.exec('ROLLBACK')
+
+  const stored = await call(t, app, { method: 'POST', url: LEAD, headers: auth, payload: leadOf(2) })
+  t.equal(stored.statusCode, 200, 'once the lock is free, the next lead is stored')
+  const log = (await call(t, app, { url: '/leads.json', headers: auth })).json() as { email: string }[]
+  t.same(
+    log.map((l) => l.email),
+    [leadOf(2).email],
+    'only that one',
+  )
+})
