@@ -21,7 +21,9 @@ export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
           'storage connection lost; the pool reconnects',
         ),
       onLost: (reason) =>
-        app.log.error(`${reason}: reads and writes now answer 503 and /readyz fails; restore the data folder and restart the server`),
+        app.log.error(
+          `${reason}: storage now answers 503 and /readyz fails; restart the server (after restoring the data folder, if it was moved or deleted)`,
+        ),
     })
     app.log.info({ storage: store.dialect, location: store.location }, 'storage ready')
     if (readableByOthers(config.dataDir)) {
