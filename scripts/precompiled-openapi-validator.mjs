@@ -33,11 +33,21 @@ export function oas31ValidatorSource() {
 export const precompiledOpenApiValidator = (root) => ({
   name: 'precompiled-openapi-validator',
   setup(b) {
-    b.onResolve({ filter: /^@seriousme\/openapi-schema-validator$/ }, (args) =>
-      args.importer.includes(`${join('node_modules', 'fastify-openapi-glue')}`)
-        ? { path: 'validator', namespace: 'precompiled-openapi' }
-        : undefined,
-    )
+    // Should fastify-openapi-glue stop importing the validator this way, the build says so rather
+    // than quietly shipping a bundle that compiles the schema at every start again.
+    let replaced = false
+    b.onResolve({ filter: /^@seriousme\/openapi-schema-validator$/ }, (args) => {
+      if (!args.importer.includes(join('node_modules', 'fastify-openapi-glue'))) return undefined
+      replaced = true
+      return { path: 'validator', namespace: 'precompiled-openapi' }
+    })
+    b.onEnd((result) => {
+      if (!replaced && result.errors.length === 0) {
+        throw new Error(
+          `precompiled-openapi-validator: fastify-openapi-glue no longer imports ${VALIDATOR}; update scripts/precompiled-openapi-validator.mjs`,
+        )
+      }
+    })
     b.onResolve({ filter: /^precompiled:oas-3\.1$/ }, () => ({ path: 'oas-3.1', namespace: 'precompiled-openapi' }))
     b.onLoad({ filter: /^oas-3\.1$/, namespace: 'precompiled-openapi' }, () => ({ contents: oas31ValidatorSource(), loader: 'js' }))
     b.onLoad({ filter: /^validator$/, namespace: 'precompiled-openapi' }, () => ({

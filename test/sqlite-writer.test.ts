@@ -9,10 +9,9 @@ import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import t from 'tap'
-import { buildApp } from '../app.js'
-import { createConfig, projectRoot } from '../config.js'
+import { projectRoot } from '../config.js'
 import { sqliteFile } from '../plugins/store/open.js'
-import { call, leadOf, tokenFor } from './helpers/app.js'
+import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
 import { requirePart, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
 const FSYNC_DELAY_MS = 300
@@ -79,16 +78,14 @@ if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install 
 }
 
 t.test('another connection holds the write lock past the busy timeout: 503, nothing stored, then it stores', async (t) => {
-  const dataDir = join(t.testdir({}), 'var')
-  const app = await buildApp(createConfig({ dataDir, databaseUrl: undefined }))
-  t.teardown(() => app.close())
-  await app.ready()
+  // SQLite whatever the suite's backend: the case is the embedded file's.
+  const { app, config } = await testApp(t, { databaseUrl: undefined })
   const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
   const auth = { authorization: `Bearer ${token}` }
   const LEAD = '/scripts/enquiry_backend.php'
 
   // As another process would (a CLI, a second server on the same folder): the write lock, held.
-  const other = new SQLite(sqliteFile(dataDir))
+  const other = new SQLite(sqliteFile(config.dataDir))
   t.teardown(() => other.close())
   other.exec('BEGIN IMMEDIATE')
   const refused = await call(t, app, { method: 'POST', url: LEAD, headers: auth, payload: leadOf(1) })

@@ -13,6 +13,7 @@ import type { Config } from '../../config.js'
 import { type Dialect, migrateToLatest } from './migrations.js'
 import { MissingDataFile, privateDir, privateFile, touchPrivateFile } from './private-files.js'
 import type { Database } from './schema.js'
+import { configureConnection } from './sqlite-connection.js'
 import { ThreadedSqliteDialect } from './sqlite-thread-dialect.js'
 import { watchedDatabase } from './watched.js'
 
@@ -47,13 +48,11 @@ function openSqlite(
   }
   privateDir(dataDir)
   const database = new SQLite(file)
-  // Wait for other processes' locks (first, so switching to WAL waits too). WAL lets readers (the
-  // CLI, the log) run beside the writer; synchronous=FULL makes every commit fsync before it
-  // returns, so an acknowledged lead survives a crash or power loss.
-  database.pragma('busy_timeout = 5000')
+  // Its busy timeout first, so switching to WAL waits for other processes too. WAL lets readers
+  // (this connection, the CLI) run beside the writer; it is a property of the file, so the writer
+  // thread's connection finds it set.
+  configureConnection(database, unsafeNoFsync)
   switchToWal(database)
-  database.pragma(unsafeNoFsync ? 'synchronous = OFF' : 'synchronous = FULL')
-  database.pragma('foreign_keys = ON')
   // Files an older version created with the umask's mode.
   for (const path of [file, `${file}-wal`, `${file}-shm`]) privateFile(path)
   // Both connections (this one reads; the writer thread's writes) watch the file: whichever sees

@@ -1,10 +1,11 @@
 // The worker thread behind ThreadedSqliteDialect (sqlite-thread-dialect.ts): one better-sqlite3
 // connection to the data folder's database, running the statements the main thread sends it, so
 // that a commit's fsync blocks this thread, not the event loop that serves requests. Same pragmas
-// as the main connection (open.ts), same watch on the file (watched.ts), same prepared-statement
+// as the main connection (sqlite-connection.ts), same watch on the file (watched.ts), same prepared-statement
 // cache. One message in, one message out, in order.
 import { parentPort, workerData } from 'node:worker_threads'
 import SQLite from 'better-sqlite3'
+import { configureConnection } from './sqlite-connection.js'
 import type { ThreadReply, ThreadRequest, ThreadSettings } from './sqlite-thread-dialect.js'
 import { watchedDatabase } from './watched.js'
 
@@ -21,9 +22,7 @@ let database: SQLite.Database
 try {
   // The main connection created the file and switched it to WAL (a property of the file).
   database = new SQLite(file, { fileMustExist: true })
-  database.pragma('busy_timeout = 5000')
-  database.pragma(unsafeNoFsync ? 'synchronous = OFF' : 'synchronous = FULL')
-  database.pragma('foreign_keys = ON')
+  configureConnection(database, unsafeNoFsync)
 } catch (err) {
   post({ id: 0, error: failure(err) })
   process.exit(1)

@@ -16,8 +16,9 @@ import { StorageLost } from './unavailable.js'
 export function watchedDatabase(database: SQLite.Database, file: string, onLost: (reason: string) => void): SqliteDatabase {
   const opened = statSync(file)
   let lost: string | undefined
-  // One stat() per turn of the event loop, not per statement: a transaction's statements (a group
-  // commit's BEGIN, inserts and COMMIT) run in one turn and share it.
+  // One stat() per turn of the event loop, not per statement: on the main thread a request's reads
+  // run in one turn and share it. On the writer thread each statement arrives as a message of its
+  // own, so each is checked, a transaction's COMMIT included.
   let checkedThisTurn = false
   const nextTurn = () => {
     checkedThisTurn = false

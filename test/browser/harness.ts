@@ -306,7 +306,6 @@ export async function launchHost(opts: LaunchHostOptions): Promise<HostHandle> {
       await page.evaluate((top) => window.scrollTo(0, top), y)
       await page.waitForTimeout(60)
     }
-    await page.evaluate(() => window.scrollTo(0, 0))
     const f = await frame()
     // Rendered images only: lazy images inside display:none never load. The view may still be
     // growing while the walk above runs (a slow machine), leaving lazy images below what was

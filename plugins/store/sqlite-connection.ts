@@ -1,0 +1,14 @@
+// The settings of every connection to the data folder's SQLite file: the main thread's (open.ts)
+// and the writer thread's (sqlite-thread.ts).
+import type SQLite from 'better-sqlite3'
+
+/**
+ * Wait up to 5 s for other connections' locks (set first, so that what follows waits too);
+ * synchronous=FULL makes every commit fsync before it returns, so an acknowledged lead survives a
+ * crash or power loss (OFF only for the bench's fsync-off run); foreign keys enforced.
+ */
+export function configureConnection(database: SQLite.Database, unsafeNoFsync: boolean): void {
+  database.pragma('busy_timeout = 5000')
+  database.pragma(unsafeNoFsync ? 'synchronous = OFF' : 'synchronous = FULL')
+  database.pragma('foreign_keys = ON')
+}
