@@ -17,7 +17,7 @@ import { signingSecrets } from '../plugins/webhooks/signing.js'
 import { call, leadOf, storageConfig, testApp, tokenFor } from './helpers/app.js'
 import { connect, live } from './helpers/mcp.js'
 import { type Delivery, receiver } from './helpers/receiver.js'
-import { adminOf, endpointAt, until } from './helpers/webhooks.js'
+import { adminOf, endpointAt, metricsWith, until } from './helpers/webhooks.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 const ALLOW = { webhooksAllowPrivate: true }
@@ -170,7 +170,7 @@ t.test('410 Gone disables the endpoint; its waiting delivery resumes when it is 
   t.equal(rx.attempts.filter((a) => a.path === '/gone').length, 1, 'a disabled endpoint is sent nothing more')
   t.match(await admin.repo.delivery(gone.id, (await eventOf(app, first)).id), { status: 'pending', last_outcome: '410' })
   t.equal(await admin.repo.delivery(gone.id, (await eventOf(app, second)).id), undefined, 'nor queued anything new')
-  const metrics = await app.metrics.registry.metrics()
+  const metrics = await metricsWith(app, /outcome="gone"\} 1/)
   t.match(metrics, /studio_webhook_deliveries_total\{outcome="gone"\} 1/)
 
   rx.answer = () => 200
@@ -199,7 +199,7 @@ t.test('the last failed attempt leaves a dead letter; a replay sends it again wi
   t.equal(rx.attempts.length, 3, 'WEBHOOKS_MAX_ATTEMPTS attempts')
   t.match(await admin.repo.deadLetters(10), [{ event_id: event.id, endpoint_id: endpointId, attempts: 3, last_outcome: '500' }])
   t.match(await admin.repo.status(), [{ id: endpointId, pending: 0, delivered: 0, dead: 1 }])
-  const metrics = await app.metrics.registry.metrics()
+  const metrics = await metricsWith(app, /outcome="dead"\} 1/)
   t.match(metrics, /studio_webhook_deliveries_total\{outcome="retry"\} 2/)
   t.match(metrics, /studio_webhook_deliveries_total\{outcome="dead"\} 1/)
 
@@ -376,7 +376,7 @@ t.test('operations: metrics, /readyz unaffected by a failing receiver, no lead f
   await rx.waitFor((d) => d.length === 3)
   await until('pending drained', async () => (await adminOf(app).repo.pendingCount()) === 0)
 
-  const metrics = await app.metrics.registry.metrics()
+  const metrics = await metricsWith(app, /outcome="delivered"\} 3/)
   const value = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1])
   t.equal(value('studio_webhook_deliveries_total{outcome="retry"}'), 3, 'each lead failed once')
   t.equal(value('studio_webhook_deliveries_total{outcome="delivered"}'), 3)

@@ -25,3 +25,18 @@ export async function until(what: string, check: () => Promise<boolean>, ms = 30
     await new Promise((r) => setTimeout(r, 25))
   }
 }
+
+/**
+ * The app's metrics once `line` is in them. The worker counts an outcome after storage has
+ * acknowledged its record, and on SQLite that record is visible to the main thread's reads a
+ * moment before the writer thread's answer arrives: a test that waited for the record waits for
+ * the count too.
+ */
+export async function metricsWith(app: FastifyInstance, line: RegExp): Promise<string> {
+  let text = ''
+  await until(`metrics with ${line}`, async () => {
+    text = await app.metrics.registry.metrics()
+    return line.test(text)
+  })
+  return text
+}
