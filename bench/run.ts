@@ -296,6 +296,26 @@ function startApi(name: string, dataDir: string, port: number, logFile: string, 
   return startServer(name, [...flags, script], apiEnv(port, dataDir), port, logFile, PROBE, append)
 }
 
+/** Wall time of one MCP initialize request (a new session, as an agent's first call), ms. */
+async function mcpInitializeMs(port: number): Promise<number> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'studio-bench', version: '1' } },
+  })
+  const started = performance.now()
+  const reply = await request(port, {
+    method: 'POST',
+    path: '/mcp',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body,
+  })
+  const ms = performance.now() - started
+  if (reply.status !== 200) throw new Error(`/mcp initialize: ${reply.status} ${reply.body.toString().slice(0, 300)}`)
+  return ms
+}
+
 /** Resident set size of a process, bytes (VmRSS). */
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
@@ -746,6 +766,10 @@ async function main(): Promise<void> {
     log(
       `api idle RSS ${mb(idle.early)} MB 2 s after start-up; ${mb(idle.settled)} MB settled${idle.settledAtMs === undefined ? ' (no drop within 35 s)' : ` (after ${fmt(idle.settledAtMs / 1000, 1)} s)`}`,
     )
+    // The MCP SDK loads on the first request to /mcp (after the idle reading, which is of an API
+    // no agent has talked to yet): what that first agent waits, beside the next one.
+    const mcp = { first: await mcpInitializeMs(apiPort), second: await mcpInitializeMs(apiPort) }
+    log(`api /mcp initialize: first ${fmt(mcp.first)} ms (loads the MCP SDK), then ${fmt(mcp.second)} ms`)
     const bearer = `Bearer ${await token(apiPort)}`
 
     // 3. Operations, each: warm-up, then rounds of (API, baselines).
@@ -895,6 +919,8 @@ async function main(): Promise<void> {
       apiIdleRssEarlyMB: mb(idle.early),
       apiIdleRssSettledMB: mb(idle.settled),
       apiIdleRssSettledAfterS: idle.settledAtMs === undefined ? null : Math.round(idle.settledAtMs / 100) / 10,
+      mcpFirstInitializeMs: Math.round(mcp.first * 10) / 10,
+      mcpSecondInitializeMs: Math.round(mcp.second * 10) / 10,
       note: 'spawn to first answered request, fresh data dir (migration, keys, bootstrap client, catalogue import)',
     }
     targets.push({

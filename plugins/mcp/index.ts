@@ -22,8 +22,6 @@ import { loadViews } from './views.js'
 /** Default budget of /mcp per client or address (RATE_LIMITS="mcp=240/1 minute" overrides it). */
 export const MCP_RATE_LIMIT = { max: 120, window: '1 minute' }
 export const MCP_BODY_LIMIT = 64 * 1024
-/** How long after listening the MCP SDK is loaded, unless a request to /mcp needs it sooner. */
-const MCP_WARM_UP_DELAY_MS = 2000
 
 /**
  * Headers the SDK sees: the MCP ones (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*,
@@ -88,8 +86,10 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
   // What the SDK's server factory needs to know of each request, by the web Request handed to it.
   const sessions = new WeakMap<Request, Session>()
 
-  // The MCP SDK loads on first use (or a moment after listen), not at start-up: it is a large part
-  // of the start-up time, and only agents need it.
+  // The MCP SDK loads on the first request to /mcp, not at start-up: only agents need it, and it
+  // is a large part of the start-up time and of an idle server's memory (the bundle keeps it in
+  // chunks of its own, scripts/bundle.mjs). That first request waits for it once (bench/run.ts
+  // reports how long).
   let loading: Promise<Loaded> | undefined
   const load = (): Promise<Loaded> => {
     loading ??= (async () => {
@@ -124,18 +124,7 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
     })()
     return loading
   }
-  // Warmed a moment after listening rather than at once: loading the SDK takes the event loop for
-  // about a tenth of a second (in the bundle, all at once), and the first requests after a start
-  // should not wait behind it. A request to /mcp before then loads it itself.
-  let warmUp: NodeJS.Timeout | undefined
-  app.addHook('onListen', async () => {
-    warmUp = setTimeout(
-      () => load().catch((err: Error) => app.log.error({ err: { message: err.message } }, 'mcp failed to load')),
-      MCP_WARM_UP_DELAY_MS,
-    ).unref()
-  })
   app.addHook('onClose', async () => {
-    clearTimeout(warmUp)
     if (loading) await (await loading).handler.close()
   })
 
