@@ -34,6 +34,32 @@ t.test('a lead is stored durably, answered with a receipt, and appears in the lo
   ])
 })
 
+t.test('lead ids are UUIDv7s, in the order the leads were received (the id index grows at its end)', async (t) => {
+  const { app } = await testApp(t)
+  const { token } = await tokenFor(app, ['write:leads'])
+  const ids: string[] = []
+  for (let i = 0; i < 5; i++) {
+    const res = await call(t, app, { method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${token}` }, payload: leadOf(i) })
+    t.equal(res.statusCode, 200)
+    ids.push(res.json().id)
+  }
+  t.same([...ids].sort(), ids, 'each id sorts after the one received before it')
+  // Leads submitted together share a commit: all after the ones before, none alike.
+  const together = await Promise.all(
+    [5, 6, 7].map((i) => app.inject({ method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${token}` }, payload: leadOf(i) })),
+  )
+  const last = ids.at(-1) ?? ''
+  for (const r of together) {
+    t.equal(r.statusCode, 200)
+    t.ok(r.json().id > last, 'after every lead received before')
+    ids.push(r.json().id)
+  }
+  t.equal(new Set(ids).size, ids.length, 'no two alike')
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, `${id} is a UUIDv7`)
+  const ms = Number.parseInt(ids[0]?.replaceAll('-', '').slice(0, 12) ?? '', 16)
+  t.ok(Math.abs(ms - Date.now()) < 60_000, 'the first 48 bits are the time it was received, in ms')
+})
+
 t.test('a lead may carry a note (LeadFields.note): stored trimmed, shown in the log; a blank one is not stored', async (t) => {
   const { app } = await testApp(t)
   const { token } = await tokenFor(app, ['write:leads', 'read:leads'])

@@ -1,7 +1,8 @@
 // Lead intake: the one way a lead is stored, shared by submitLead and the MCP tool
 // request_consultation (same normalisation, same idempotency, same store, same receipt).
 // It never names a field: whatever the spec's LeadFields hold is normalised, hashed and stored.
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
+import { v7 as uuidv7 } from 'uuid'
 import type { components } from '../../generated/openapi.js'
 import { AppError } from '../errors/codes.js'
 import type { LeadFields, LeadsRepository, NewLead } from './repository.js'
@@ -104,8 +105,13 @@ export class LeadIntake {
     return receiptOf(row)
   }
 
+  /**
+   * A lead's id is a UUIDv7 (RFC 9562): random, but in time order, so the ids of a commit's leads
+   * go to the end of the id index, one page for the lot, not one page each; a commit writes
+   * (and fsyncs) that much less.
+   */
   private newRow(fields: LeadFields, by: Submitter): NewLead {
-    return { id: randomUUID(), fields, received_at: this.now().toISOString(), client_id: by.clientId }
+    return { id: uuidv7(), fields, received_at: this.now().toISOString(), client_id: by.clientId }
   }
 }
 

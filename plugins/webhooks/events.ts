@@ -1,7 +1,7 @@
 // The events the studio sends: their types (the keys of the spec's `webhooks:` section), their
 // ids, and their bodies (typed from the spec, built from what is stored: a lead's body is its log
 // entry, so a field added to the spec's LeadFields is sent with no code change).
-import { randomBytes } from 'node:crypto'
+import { v7 as uuidv7 } from 'uuid'
 import type { components } from '../../generated/openapi.js'
 import { logEntry, type NewLead } from '../leads/index.js'
 import type { Spec } from '../spec/document.js'
@@ -23,7 +23,8 @@ export interface NewEvent {
   created_at: string
 }
 
-export const newEventId = (): string => `msg_${randomBytes(16).toString('hex')}`
+/** In time order (a UUIDv7's 32 hex digits), as lead ids: the outbox's id index grows at its end. */
+export const newEventId = (): string => `msg_${uuidv7().replaceAll('-', '')}`
 
 /** Event types an endpoint may subscribe to: the spec's webhooks, less the test event. */
 export function subscribableTypes(spec: Spec): string[] {
