@@ -139,10 +139,9 @@ export default fp(
       methodsByPath.set(route.url, set)
     })
 
-    // Callback-style hooks here and in the other per-request hooks: no promise per request.
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-api-version', version)
-      reply.header('x-request-id', request.id)
+    // Callback style, as the other per-request hooks: no promise per request. The version and
+    // request id headers are the headers plugin's, set before this runs.
+    app.addHook('onRequest', (request, _reply, done) => {
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') done(noHost())
       else done()
     })

@@ -95,15 +95,21 @@ export function securityHeaders(publicBaseUrl: string): { api: Headers; of: (url
 export default fp<{ config: Config }>(
   async (app, { config }) => {
     const { api, of } = securityHeaders(config.publicBaseUrl)
+    // Every response says which version of the contract answered it: written into each kind's
+    // headers here, so one call sets them all.
+    const version = app.spec.version
+    const withVersion = (headers: Headers): Headers => Object.freeze({ ...headers, 'x-api-version': version })
+    const apiHeaders = withVersion(api)
     app.addHook('onRoute', (route) => {
-      route.config = { ...route.config, securityHeaders: of(route.url ?? '') }
+      route.config = { ...route.config, securityHeaders: withVersion(of(route.url ?? '')) }
     })
-    // Callback style, one call: the hot path pays a few header writes, nothing more. Routes
-    // added by no onRoute (the 404 handler) get the API's.
+    // One callback hook for the headers every response carries: its kind's security headers and
+    // the version, then the request's id. Routes added by no onRoute (the 404 handler) get the
+    // API's.
     app.addHook('onRequest', (request, reply, done) => {
-      reply.headers(request.routeOptions.config?.securityHeaders ?? api)
+      reply.headers(request.routeOptions.config?.securityHeaders ?? apiHeaders).header('x-request-id', request.id)
       done()
     })
   },
-  { name: 'headers', fastify: '5.x' },
+  { name: 'headers', fastify: '5.x', dependencies: ['spec'] },
 )
