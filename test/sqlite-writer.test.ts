@@ -107,3 +107,32 @@ t.test('another connection holds the write lock past the busy timeout: 503, noth
     'only that one',
   )
 })
+
+t.test('the writer thread opens a transaction with its first statement: empty and failed transactions, and the next', async (t) => {
+  const { app, config } = await testApp(t, { databaseUrl: undefined })
+  const db = app.store.db
+  // Nothing ran: nothing was begun on the worker, so nothing to commit or roll back, and the
+  // writer's turn is handed on (the next write does not wait forever).
+  await db.transaction().execute(async () => {})
+  await t.rejects(
+    db.transaction().execute(async () => {
+      throw new Error('before any statement')
+    }),
+    /before any statement/,
+  )
+  // A statement that fails inside the transaction rolls back what ran before it, on the worker.
+  const failing = db.transaction().execute(async (trx) => {
+    await trx.insertInto('catalogue').values({ id: 99, etag: 'x', published_at: new Date().toISOString() }).execute()
+    await trx.insertInto('catalogue').values({ id: 99, etag: 'y', published_at: new Date().toISOString() }).execute()
+  })
+  await t.rejects(failing, /UNIQUE/, 'the second insert breaks the primary key')
+  const reader = new SQLite(sqliteFile(config.dataDir), { readonly: true })
+  t.teardown(() => reader.close())
+  t.equal((reader.prepare('select count(*) as n from catalogue where id = 99').get() as { n: number }).n, 0, 'the first insert was rolled back')
+  t.notOk(reader.inTransaction)
+  // And the writer goes on: a transaction after these commits.
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('catalogue').values({ id: 99, etag: 'z', published_at: new Date().toISOString() }).execute()
+  })
+  t.equal((reader.prepare('select etag from catalogue where id = 99').get() as { etag: string }).etag, 'z', 'committed')
+})

@@ -43,6 +43,8 @@ port.on('message', (request: ThreadRequest) => {
     return
   }
   try {
+    // A transaction's BEGIN comes with its first statement: if it fails, the statement is not run.
+    if (request.begin) db.prepare('begin immediate').run([])
     const statement = db.prepare(request.sql)
     if (statement.reader) {
       post({ id: request.id, rows: statement.all(request.parameters) as Record<string, unknown>[] })
