@@ -128,7 +128,11 @@ t.test('the writer thread opens a transaction with its first statement: empty an
   await t.rejects(failing, /UNIQUE/, 'the second insert breaks the primary key')
   const reader = new SQLite(sqliteFile(config.dataDir), { readonly: true })
   t.teardown(() => reader.close())
-  t.equal((reader.prepare('select count(*) as n from catalogue where id = 99').get() as { n: number }).n, 0, 'the first insert was rolled back')
+  t.equal(
+    (reader.prepare('select count(*) as n from catalogue where id = 99').get() as { n: number }).n,
+    0,
+    'the first insert was rolled back',
+  )
   t.notOk(reader.inTransaction)
   // And the writer goes on: a transaction after these commits.
   await db.transaction().execute(async (trx) => {

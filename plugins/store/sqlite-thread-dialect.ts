@@ -36,8 +36,8 @@ export interface ThreadSettings {
   file: string
   unsafeNoFsync: boolean
 }
+/** `begin`: open the transaction (BEGIN IMMEDIATE) first; if that fails, the statement is not run. */
 export type ThreadRequest =
-  /** `begin`: open the transaction (BEGIN IMMEDIATE) first; if that fails, the statement is not run. */
   | { id: number; sql: string; parameters: readonly unknown[]; begin?: boolean; close?: undefined }
   | { close: true }
 interface ThreadFailure {
