@@ -51,7 +51,8 @@ export default fp(
       registers: [registry],
     })
 
-    // Labelled children, made once per (operation, status): label hashing is off the hot path.
+    // Labelled children, made once per (operation, status). prom-client still validates and hashes
+    // the labels on every observation (about 1 µs of a getProjects response, README Performance).
     const children = new Map<string, { count: ReturnType<Counter['labels']>; time: ReturnType<Histogram['labels']> }>()
     app.addHook('onResponse', (request, reply, done) => {
       const operation =
