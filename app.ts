@@ -22,18 +22,23 @@ import type { Deps } from './handlers/deps.js'
 import { operationHandlers } from './handlers/index.js'
 import { TOOLS } from './handlers/tools/index.js'
 import auth from './plugins/auth/index.js'
+import backup from './plugins/backup/index.js'
 import catalogue from './plugins/catalogue/index.js'
+import connections from './plugins/connections/index.js'
 import cors from './plugins/cors/index.js'
 import docs from './plugins/docs/index.js'
+import email from './plugins/email/index.js'
 import errors, { frameworkErrorHandler } from './plugins/errors/index.js'
 import { clientErrorHandler } from './plugins/errors/raw.js'
-import headers from './plugins/headers/index.js'
+import headers, { securityHeaders } from './plugins/headers/index.js'
 import health from './plugins/health/index.js'
+import home from './plugins/home/index.js'
 import leads from './plugins/leads/index.js'
 import mcp from './plugins/mcp/index.js'
 import metrics from './plugins/metrics/index.js'
 import playbook from './plugins/playbook/index.js'
 import pricing from './plugins/pricing/index.js'
+import privacy from './plugins/privacy/index.js'
 import rateLimit from './plugins/rate-limit/index.js'
 import requestLog, { lazyChildLogger } from './plugins/request-log/index.js'
 import routes from './plugins/routes/index.js'
@@ -49,12 +54,17 @@ export interface BuildOptions {
   spec?: Spec
   /** Benchmark only: SQLite commits without fsync (see server.ts StartOptions). */
   unsafeNoFsync?: boolean
+  /** How often retention is checked (plugins/privacy; default hourly): tests shorten it. */
+  retentionEveryMs?: number
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const theSpec = options.spec ?? new Spec(loadSpec())
+  // The security headers of each kind of response, computed once: for the headers plugin, and for
+  // what Node and Fastify answer before any hook runs (parser refusals, CONNECT, malformed URLs).
+  const policy = securityHeaders(config.publicBaseUrl, theSpec.version)
   const app = Fastify({
     logger: options.logger ?? false,
     // Fastify's own per-request lines are off: request-log writes one line per request instead.
@@ -69,6 +79,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     trustProxy: config.trustProxy,
     bodyLimit: 64 * 1024,
+    // The store plugin snapshots and migrates an existing database at start after an upgrade
+    // (plugins/backup/premigration.ts): on a large file or a slow disk that outlasts Fastify's
+    // 10 s default, and a start cut off mid-migration helps nobody. Ten minutes still ends a
+    // plugin that never settles.
+    pluginTimeout: 10 * 60_000,
     // Closing is answered by the health plugin with our Error shape instead.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false },
@@ -80,19 +95,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectionTimeout: config.connectionTimeoutSeconds * 1000,
     keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
     http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, requireHostHeader: false },
-    clientErrorHandler: clientErrorHandler(theSpec.version, config.requestTimeoutSeconds),
-    frameworkErrors: frameworkErrorHandler(theSpec.version),
+    clientErrorHandler: clientErrorHandler(policy.api, config.requestTimeoutSeconds),
+    frameworkErrors: frameworkErrorHandler(policy.api),
   })
 
   // Plumbing every request passes.
   await app.register(spec, { spec: theSpec })
   await app.register(validation)
-  await app.register(headers, { config })
+  await app.register(headers, { policy })
+  await app.register(connections, { config })
   await app.register(requestLog)
   await app.register(metrics)
   await app.register(store, { config, unsafeNoFsync: options.unsafeNoFsync === true })
   await app.register(rateLimit, { config })
-  await app.register(errors)
+  await app.register(errors, { apiHeaders: policy.api })
   await app.register(health)
   await app.register(cors, { config })
   await app.register(formbody)
@@ -104,6 +120,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(catalogue, { config })
   await app.register(leads)
   await app.register(webhooks, { config })
+  await app.register(email, { config })
+  await app.register(privacy, { config, ...(options.retentionEveryMs !== undefined && { everyMs: options.retentionEveryMs }) })
+  await app.register(backup, { config })
 
   // What the handlers and tools are given, and the plugins that bind them.
   const deps: Deps = {
@@ -119,5 +138,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(routes, { config, handlers: operationHandlers, deps })
   await app.register(mcp, { config, tools: TOOLS, deps })
   await app.register(docs, { config })
+  await app.register(home)
   return app
 }

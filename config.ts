@@ -2,9 +2,11 @@
 // text, default, meaning); the typed Config, the validation at start-up, createConfig's defaults
 // for tests and the README's configuration table (`npm run docs:config`) all come from it.
 // The environment is read once, by loadConfig; tests build a Config with createConfig({...}).
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
-import { isAbsolute, resolve } from 'node:path'
+import { isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parse as parseDuration } from '@lukeed/ms'
 import { compileText, type ValidateFunction } from './plugins/validation/ajv.js'
 
 /** The project root (this file sits at the root, or at dist/ once compiled). */
@@ -40,10 +42,15 @@ type Opt<T> = Omit<Variable<T>, 'env' | 'schema' | 'default' | 'doc'>
 function string<D extends string | undefined>(
   env: string,
   doc: string,
-  opts: Opt<D> & { default: D; pattern?: string; minLength?: number },
+  opts: Opt<D> & { default: D; pattern?: string; minLength?: number; maxLength?: number },
 ): Variable<D extends undefined ? string | undefined : string> {
-  const { pattern, minLength, ...rest } = opts
-  return { env, doc, schema: { type: 'string', ...(pattern && { pattern }), ...(minLength && { minLength }) }, ...rest } as never
+  const { pattern, minLength, maxLength, ...rest } = opts
+  return {
+    env,
+    doc,
+    schema: { type: 'string', ...(pattern && { pattern }), ...(minLength && { minLength }), ...(maxLength && { maxLength }) },
+    ...rest,
+  } as never
 }
 
 function oneOf<const V extends readonly string[]>(env: string, doc: string, values: V, dflt: V[number]): Variable<V[number]> {
@@ -53,6 +60,12 @@ function oneOf<const V extends readonly string[]>(env: string, doc: string, valu
 function integer(env: string, doc: string, opts: Opt<number> & { default: number; minimum: number; maximum: number }): Variable<number> {
   const { minimum, maximum, ...rest } = opts
   return { env, doc, schema: { type: 'integer', minimum, maximum }, ...rest }
+}
+
+/** A number that may have a fraction (`0.5`). */
+function decimal(env: string, doc: string, opts: Opt<number> & { default: number; minimum: number; maximum: number }): Variable<number> {
+  const { minimum, maximum, ...rest } = opts
+  return { env, doc, schema: { type: 'number', minimum, maximum }, ...rest }
 }
 
 function boolean(env: string, doc: string, dflt: boolean): Variable<boolean> {
@@ -82,16 +95,82 @@ export function parseRateLimits(text: string): Record<string, RateLimitOverride>
     if (!m?.[1] || !m[2]) {
       throw new ConfigError(`RATE_LIMITS: cannot read "${part}"; write name=max or name=max/window, e.g. getProjects=1200/1 minute`)
     }
-    out[m[1]] = m[3] ? { max: Number(m[2]), window: m[3].trim() } : { max: Number(m[2]) }
+    const max = Number(m[2])
+    // The spec's bounds of X-RateLimit-Limit and X-RateLimit-Reset.
+    if (max > MAX_RATE_LIMIT) throw new ConfigError(`RATE_LIMITS: ${m[1]}=${m[2]} is over the largest budget, ${MAX_RATE_LIMIT}`)
+    const window = m[3]?.trim()
+    if (window !== undefined) {
+      const ms = parseDuration(window)
+      if (ms === undefined || !(ms > 0) || ms > MAX_RATE_WINDOW_MS) {
+        throw new ConfigError(`RATE_LIMITS: ${m[1]}'s window "${window}" must be a duration of at most 1 day, e.g. 1 minute`)
+      }
+    }
+    out[m[1]] = window !== undefined ? { max, window } : { max }
   }
   return out
 }
+
+/** An email address, loosely (the SMTP server has the last word): no spaces, commas or angle brackets. */
+const EMAIL = '[^\\s@,<>]+@[^\\s@,<>]+'
+
+/** The largest budget and window RATE_LIMITS may set (the spec bounds the rate-limit headers by them). */
+export const MAX_RATE_LIMIT = 1_000_000_000
+const MAX_RATE_WINDOW_MS = 24 * 60 * 60 * 1000
 
 const list = (text: string): string[] =>
   text
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
+
+/** What TRUST_PROXY looks like, in the messages that refuse a value. */
+export const TRUST_PROXY_EXAMPLE = 'TRUST_PROXY=10.0.0.0/8,192.168.1.5'
+
+/** proxy-addr's names of address ranges (Fastify's trust list accepts them beside addresses). */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** An address, or a CIDR range of one (`10.0.0.0/8`, `fd00::/8`) with a prefix that does not cover every address. */
+function trustEntryProblem(entry: string): string | undefined {
+  if (PROXY_RANGE_NAMES.has(entry)) return undefined
+  const [address = '', prefix, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined || address.includes('%')) return `"${entry}", which is not an IP address or a CIDR range`
+  if (prefix === undefined) return undefined
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
+  const max = family === 4 ? 32 : 128
+  if (!(bits <= max)) return `"${entry}", whose prefix length is not 1 to ${max}`
+  if (bits === 0) return `"${entry}", which covers every address (any client could write its own)`
+  return undefined
+}
+
+/**
+ * `TRUST_PROXY`: the load balancers' addresses or CIDR ranges, comma-separated. The client's address
+ * is then the rightmost X-Forwarded-For hop that is not one of them (what the balancer appended),
+ * never one the client wrote. `true`, a range covering everything, or a hop count would let a
+ * client choose its own address (a hop count cannot tell the balancer from a client that reaches
+ * the instance directly, and Fastify 5 trusts no hop at all when given one): refused, showing the
+ * list form.
+ */
+export function parseTrustProxy(text: string): false | string[] {
+  const value = text.trim()
+  if (value === '' || value.toLowerCase() === 'false') return false
+  const refuse = (why: string) =>
+    new ConfigError(
+      `Invalid configuration: TRUST_PROXY=${value} ${why}; name the load balancer's addresses or CIDR ranges, comma-separated, e.g. ${TRUST_PROXY_EXAMPLE} (the client's address is then the rightmost X-Forwarded-For hop not in the list)`,
+    )
+  if (value.toLowerCase() === 'true' || value === '*') {
+    throw refuse(`would trust every X-Forwarded-For hop, including the ones a client writes itself`)
+  }
+  if (/^\d+$/.test(value)) {
+    throw refuse(`is a hop count, which cannot tell the load balancer from a client that connects directly`)
+  }
+  const entries = list(value)
+  for (const entry of entries) {
+    const problem = trustEntryProblem(entry)
+    if (problem) throw refuse(`lists ${problem}`)
+  }
+  return entries
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -114,6 +193,21 @@ export const VARIABLES = {
   dataDir: string('DATA_DIR', 'data folder: SQLite database, signing key, bootstrap credentials (relative to the project)', {
     default: 'var',
     minLength: 1,
+  }),
+  backupDir: string(
+    'BACKUP_DIR',
+    'folder of the server’s scheduled backups (and of the snapshot taken before a migration), outside `DATA_DIR`; unset: no scheduled backups (see [Backups](#backups))',
+    { default: undefined, shown: '– (off)', minLength: 1 },
+  ),
+  backupIntervalMinutes: decimal('BACKUP_INTERVAL_MINUTES', 'minutes between scheduled backups; fractions allowed (`0.5` is 30 s)', {
+    default: 60,
+    minimum: 0.01,
+    maximum: 10_080,
+  }),
+  backupKeep: integer('BACKUP_KEEP', 'scheduled backups kept in `BACKUP_DIR`: the oldest beyond this are removed', {
+    default: 24,
+    minimum: 1,
+    maximum: 10_000,
   }),
   publicHost: string('PUBLIC_HOST', 'public host name; `{host}` of the `ui://` resources', {
     default: 'localhost',
@@ -162,10 +256,12 @@ export const VARIABLES = {
       expected: '3 to 64 letters, digits, dots, dashes or underscores',
     },
   ),
-  bootstrapClientSecret: string('BOOTSTRAP_CLIENT_SECRET', 'the bootstrap client’s secret (at least 32 characters)', {
+  bootstrapClientSecret: string('BOOTSTRAP_CLIENT_SECRET', 'the bootstrap client’s secret (32 to 256 characters)', {
     default: undefined,
     shown: '–',
     minLength: 32,
+    // The spec's TokenRequest.client_secret bound (client_secret_post).
+    maxLength: 256,
     secret: true,
   }),
   clientStatusTtlSeconds: integer(
@@ -184,14 +280,21 @@ export const VARIABLES = {
   }),
   enquiryContact: string(
     'ENQUIRY_CONTACT',
-    'how to reach the studio, shown on the project pages when website enquiries are off (`LEADS_ALLOW_ANONYMOUS=false`)',
+    'how to reach the studio (an email, a phone number or an address), shown on the project pages when website enquiries are off (`LEADS_ALLOW_ANONYMOUS=false`); without one the server warns at start',
     {
-      default: 'Write to the studio to arrange a consultation: we answer within two working days.',
+      // Says what to configure (a warning at start too, plugins/catalogue/contact.ts) rather
+      // than invent a way to write to a studio that has none.
+      default:
+        'Contact details are not configured yet: the operator sets them with ENQUIRY_CONTACT (an email, a phone number or an address).',
       minLength: 1,
     },
   ),
   seedCatalogue: boolean('SEED_CATALOGUE', 'import `data/projects.json` on first start when nothing is published', true),
-  trustProxy: boolean('TRUST_PROXY', 'trust `X-Forwarded-*` (behind a load balancer)', false),
+  trustProxy: parsed(
+    'TRUST_PROXY',
+    "behind a load balancer: its addresses or CIDR ranges, comma-separated (e.g. `10.0.0.0/8,192.168.1.5`; also `loopback`, `linklocal`, `uniquelocal`). The client's address is the rightmost `X-Forwarded-For` hop not in the list; `X-Forwarded-Proto` and `-Host` count only from them. `false`: `X-Forwarded-*` is ignored. `true` and hop counts are refused, see [Security](#security)",
+    { default: false as false | string[], parse: parseTrustProxy },
+  ),
   // Timeouts (see README "Security"): a client that sends slowly cannot hold a connection open.
   requestTimeoutSeconds: integer(
     'REQUEST_TIMEOUT_SECONDS',
@@ -244,9 +347,39 @@ export const VARIABLES = {
     pattern: '^[A-Za-z0-9:_-]{1,64}$',
     expected: '1 to 64 letters, digits, colons, dashes or underscores',
   }),
+  redisWaitMs: integer(
+    'REDIS_WAIT_MS',
+    'longest a request waits for Redis to count it (only requests of the security budgets, and requests of a caller whose share on this instance is spent, wait); past it, the request is counted by this instance alone, see [Scaling out](#scaling-out)',
+    { default: 20, minimum: 1, maximum: 5000 },
+  ),
+  // Lead delivery (see README "Receiving leads"): email to the studio, then webhooks; one outbox.
+  smtpUrl: string('SMTP_URL', '`smtp://[user:pass@]host:587` or `smtps://…:465`: email every stored lead to `LEAD_EMAIL_TO`', {
+    default: undefined,
+    shown: '– (no email)',
+    pattern: '^smtps?://[^\\s/?#]+([/?][^\\s]*)?$',
+    expected: 'an SMTP URL such as smtp://user:password@mail.example:587 or smtps://mail.example:465',
+    secret: true,
+  }),
+  leadEmailTo: parsed('LEAD_EMAIL_TO', 'who receives the lead emails: one address or several, comma-separated', {
+    default: [] as string[],
+    shown: '–',
+    pattern: `^\\s*${EMAIL}(\\s*,\\s*${EMAIL})*\\s*$`,
+    expected: 'one or more email addresses, comma-separated, such as studio@example.com',
+    parse: list,
+  }),
+  leadEmailFrom: string(
+    'LEAD_EMAIL_FROM',
+    'the lead emails’ sender (`Name <address>` or an address; your SMTP server may require its own)',
+    {
+      default: '',
+      shown: '`Studio API <leads@{PUBLIC_HOST}>`',
+      pattern: `^(|${EMAIL}|[^<>\\r\\n]*<${EMAIL}>)$`,
+      expected: 'an email address, or Name <address>',
+    },
+  ),
   webhooksAllowPrivate: boolean(
     'WEBHOOKS_ALLOW_PRIVATE',
-    'let webhook endpoints be `http://` URLs and private, loopback or link-local addresses (tests; a receiver inside your own network)',
+    'let webhook endpoints be `http://` URLs and private, loopback or link-local addresses (tests; a receiver inside your own network); the server and `npm run webhooks` both need it',
     false,
   ),
   webhooksFirstRetryMs: integer(
@@ -254,11 +387,35 @@ export const VARIABLES = {
     'delay before a failed webhook delivery’s first retry, in ms; each further retry waits 3 times longer (±20 %), see [Receiving leads](#receiving-leads)',
     { default: 10_000, minimum: 10, maximum: 3_600_000 },
   ),
-  webhooksMaxAttempts: integer('WEBHOOKS_MAX_ATTEMPTS', 'delivery attempts of an event to an endpoint before it is kept as a dead letter', {
+  webhooksMaxAttempts: integer(
+    'WEBHOOKS_MAX_ATTEMPTS',
+    'delivery attempts of an event to an endpoint (or of a lead email) before it is kept as a dead letter',
+    {
+      default: 10,
+      minimum: 1,
+      maximum: 20,
+    },
+  ),
+  webhooksTimeoutSeconds: integer('WEBHOOKS_TIMEOUT_SECONDS', 'time limit of one delivery attempt (a webhook POST, an email)', {
     default: 10,
     minimum: 1,
-    maximum: 20,
+    maximum: 120,
   }),
+  leadsRetentionDays: integer(
+    'LEADS_RETENTION_DAYS',
+    'leads received longer ago than this are erased like `npm run leads -- erase` does (checked at start and hourly), see [Personal data](#personal-data); 0 keeps them forever',
+    { default: 730, minimum: 0, maximum: 36500 },
+  ),
+  webhookPayloadRetentionDays: integer(
+    'WEBHOOK_PAYLOAD_RETENTION_DAYS',
+    'outbox events (the copies of leads sent to webhooks) are deleted this long after their last delivery attempt, delivered or dead; pending ones are kept',
+    { default: 30, minimum: 1, maximum: 3650 },
+  ),
+  webhooksConcurrency: integer(
+    'WEBHOOKS_CONCURRENCY',
+    'endpoints (the email channel among them) one instance delivers to at once; as many again are kept for failing or slow ones, so they never hold up a healthy one',
+    { default: 8, minimum: 1, maximum: 256 },
+  ),
   // 0 means one per CPU (resolved by the cluster script, which is its only reader).
   clusterWorkers: integer('CLUSTER_WORKERS', 'instances started by `npm run cluster`', {
     default: 0,
@@ -275,7 +432,10 @@ type Key = keyof typeof VARIABLES
 const entries = Object.entries(VARIABLES) as [Key, Variable<unknown>][]
 
 /** Variables that must be given together. */
-const TOGETHER: [string, string][] = [['BOOTSTRAP_CLIENT_ID', 'BOOTSTRAP_CLIENT_SECRET']]
+const TOGETHER: [string, string][] = [
+  ['BOOTSTRAP_CLIENT_ID', 'BOOTSTRAP_CLIENT_SECRET'],
+  ['SMTP_URL', 'LEAD_EMAIL_TO'],
+]
 
 const envJsonSchema = {
   type: 'object',
@@ -304,7 +464,7 @@ function explain(err: unknown, env: NodeJS.ProcessEnv): string {
   if (!first) return String((err as Error).message)
   const name = first.instancePath.replace(/^\//, '') || String(first.params?.missingProperty ?? '')
   const variable = entries.find(([, v]) => v.env === name)?.[1]
-  const schema = (variable?.schema ?? {}) as { enum?: string[]; minimum?: number; maximum?: number; minLength?: number }
+  const schema = (variable?.schema ?? {}) as { type?: string; enum?: string[]; minimum?: number; maximum?: number; minLength?: number }
   let must: string
   switch (first.keyword) {
     case 'enum':
@@ -318,7 +478,7 @@ function explain(err: unknown, env: NodeJS.ProcessEnv): string {
     case 'maximum':
       must =
         schema.minimum !== undefined
-          ? `must be a whole number from ${schema.minimum} to ${schema.maximum}`
+          ? `must be a ${schema.type === 'number' ? 'number' : 'whole number'} from ${schema.minimum} to ${schema.maximum}`
           : first.params?.type === 'boolean'
             ? 'must be true or false'
             : `${first.message ?? 'is invalid'}`
@@ -358,6 +518,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration: HEADERS_TIMEOUT_SECONDS (${config.headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT_SECONDS (${config.requestTimeoutSeconds})`,
     )
   }
+  const { backupDir, dataDir } = config
+  const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`)
+  if (backupDir !== undefined && (within(backupDir, dataDir) || within(dataDir, backupDir))) {
+    throw new ConfigError(
+      `Invalid configuration: BACKUP_DIR (${backupDir}) must be outside DATA_DIR (${dataDir}): backups keep copies of leads, and the data folder must hold none once a lead is erased`,
+    )
+  }
   return config
 }
 
@@ -366,9 +533,11 @@ export function createConfig(partial: Partial<Config> = {}): Config {
   const config = Object.fromEntries(entries.map(([key, v]) => [key, structuredClone(v.default)])) as Config
   Object.assign(config, partial)
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(projectRoot, config.dataDir)
+  if (config.backupDir !== undefined && !isAbsolute(config.backupDir)) config.backupDir = resolve(projectRoot, config.backupDir)
   const host = config.publicHost
   config.publicBaseUrl = (config.publicBaseUrl || `http://${host}${host.includes(':') ? '' : `:${config.port}`}`).replace(/\/+$/, '')
   if (config.clusterWorkers === 0) config.clusterWorkers = availableParallelism()
+  config.leadEmailFrom ||= `Studio API <leads@${host.replace(/:\d+$/, '')}>`
   return config
 }
 

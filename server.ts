@@ -18,6 +18,16 @@ export interface StartOptions {
   unsafeNoFsync?: boolean
 }
 
+/** How long a SIGTERM waits for in-flight requests and the plugins' closing before exiting with 1. */
+const CLOSE_DELAY_MS = 10_000
+
+/** `process.getActiveResourcesInfo()` as counts per kind: what keeps the process busy. */
+function countResources(kinds: string[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const kind of kinds) out[kind] = (out[kind] ?? 0) + 1
+  return out
+}
+
 /** A configuration mistake stops the process with its message and EX_CONFIG, at any stage of start-up. */
 function refuseConfig(err: unknown): void {
   if (err instanceof ConfigError) {
@@ -51,16 +61,31 @@ async function main(options: StartOptions): Promise<void> {
 
   let metrics: MetricsListener | undefined
   const closeAll = () => Promise.all([app.close(), metrics?.close()])
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) app.log.error({ err: { message: err.message, stack: err.stack } }, 'closing after an unexpected error')
-    else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    await closeAll()
-  })
+  closeWithGrace(
+    {
+      delay: CLOSE_DELAY_MS,
+      // What the shutdown still waited for, so that an operator (or a test) can tell why it was cut.
+      onTimeout: () => {
+        app.log.error(
+          {
+            delay_ms: CLOSE_DELAY_MS,
+            waiting_for: countResources(process.getActiveResourcesInfo()),
+          },
+          'shutdown did not finish in time: exiting with 1 (leads already acknowledged are committed)',
+        )
+      },
+    },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err: { message: err.message, stack: err.stack } }, 'closing after an unexpected error')
+      else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+      await closeAll()
+    },
+  )
 
   await listenOrExplain('PORT', config.host, config.port, closeAll, () => app.listen({ host: config.host, port: config.port }))
   if (config.metricsPort !== 0) {
     metrics = await listenOrExplain('METRICS_PORT', config.metricsHost, config.metricsPort, closeAll, () =>
-      listenMetrics(app.metrics.registry, config.metricsHost, config.metricsPort),
+      listenMetrics(app.metrics.registry, config.metricsHost, config.metricsPort, () => app.readiness()),
     )
   }
   app.log.info(

@@ -1,11 +1,10 @@
-// Baseline for submitLead: the naive durable way. A minimal Fastify route with its own JSON
-// schema for {name, email, phone}; each lead is written to SQLite (WAL, synchronous=FULL) in its
-// own transaction, so every lead costs one fsync; 200 with a receipt once committed.
+// Baseline for submitLead: the naive durable way (the route: naive-lead-route.ts). Each lead is
+// written to SQLite (WAL, synchronous=FULL) in its own transaction, so every lead costs one fsync;
+// 200 with a receipt once committed.
 //
 //   PORT=4002 DB_FILE=/tmp/naive.db node --import tsx bench/baseline-leads.ts
-import { randomUUID } from 'node:crypto'
 import SQLite from 'better-sqlite3'
-import Fastify from 'fastify'
+import { type NaiveLead, naiveLeadApp } from './naive-lead-route.js'
 
 const port = Number(process.env.PORT ?? 4002)
 const file = process.env.DB_FILE
@@ -27,41 +26,11 @@ db.exec(`create table if not exists leads (
 )`)
 const insert = db.prepare('insert into leads (id, name, email, phone, received_at) values (?, ?, ?, ?, ?)')
 // One transaction per lead: BEGIN, INSERT, COMMIT (fsync of the WAL).
-const store = db.transaction((id: string, name: string, email: string, phone: string, at: string) => {
-  insert.run(id, name, email, phone, at)
+const store = db.transaction((lead: NaiveLead) => {
+  insert.run(lead.id, lead.name, lead.email, lead.phone, lead.received_at)
 })
 
-interface Lead {
-  name: string
-  email: string
-  phone: string
-}
-
-const app = Fastify({ logger: false })
-app.post<{ Body: Lead }>(
-  '/leads',
-  {
-    schema: {
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'email', 'phone'],
-        properties: {
-          name: { type: 'string', minLength: 1, maxLength: 200 },
-          email: { type: 'string', format: 'email', maxLength: 254 },
-          phone: { type: 'string', minLength: 6, maxLength: 40, pattern: '^(?=(?:\\D*\\d){6})[0-9 +()./-]+$' },
-        },
-      },
-    },
-  },
-  async (request) => {
-    const id = randomUUID()
-    const received_at = new Date().toISOString()
-    const { name, email, phone } = request.body
-    store(id, name.trim(), email, phone, received_at)
-    return { id, received_at, status: 'received' }
-  },
-)
+const app = naiveLeadApp(store)
 
 await app.listen({ host: '127.0.0.1', port })
 process.stdout.write(`baseline-leads listening on ${port}\n`)

@@ -20,6 +20,10 @@
 //          --server=path/to/server.js (A/B an experimental build; implies --skip-build)
 //          --api-node-args="--max-semi-space-size=4" (extra Node flags for the API processes)
 //          --out=file (default bench/results.json; partial/experimental runs: bench/results-<time>.json)
+//          --redis (the scale-out mode, bench/scale-out.ts: embedded, Redis, PostgreSQL + Redis side by
+//            side, two instances, Redis stopped under load; --only=getProjects,issueToken,submitLead,
+//            twoInstances,outage; --database=postgres://… the PostgreSQL server to create its databases on;
+//            --candidates="name=path/to/server.bundle.js;…" other builds with Redis in getProjects' rounds)
 //          --child-env="K=V;K2=V2" (extra environment for the API and baseline processes, e.g. an
 //            LD_PRELOAD shim that adds latency to fsync, to read submitLead against a slower disk:
 //            bench/fsync-delay.c; the "submitLead vs naive durable" target is judged only with
@@ -28,9 +32,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import {
-  accessSync,
   closeSync,
-  constants,
   existsSync,
   fdatasyncSync,
   mkdirSync,
@@ -38,36 +40,23 @@ import {
   openSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
 import * as http from 'node:http'
 import * as net from 'node:net'
 import * as os from 'node:os'
-import { delimiter, dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import SQLite from 'better-sqlite3'
+import { onPath } from '../plugins/backup/postgres.js'
 
 // ---------------------------------------------------------------------------------------------
 // Options and paths
 
-/** The load generator: checked before anything else. */
-function onPath(cmd: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue
-    const file = join(dir, cmd)
-    try {
-      accessSync(file, constants.X_OK)
-      if (statSync(file).isFile()) return file
-    } catch {
-      /* not here */
-    }
-  }
-  return undefined
-}
+// The load generator: checked before anything else.
 const WRK = onPath('wrk')
 if (!WRK) {
   process.stderr.write("bench: wrk not found; install Debian's wrk (apt-get install wrk)\n")
@@ -100,10 +89,14 @@ const WARMUP = Math.min(2, DURATION)
 const LOG_SEED = 1000
 const ALL_PARTS = ['getProjects', 'getLeads', 'issueToken', 'submitLead', 'memory'] as const
 type Part = (typeof ALL_PARTS)[number]
-const only = new Set((args.get('only') ?? ALL_PARTS.join(',')).split(',').map((s) => s.trim()))
+/** The parts of the scale-out mode (--redis, bench/scale-out.ts). */
+export const SCALE_OUT_PARTS = ['getProjects', 'issueToken', 'submitLead', 'twoInstances', 'outage'] as const
+const SCALE_OUT = args.has('redis')
+const PARTS: readonly string[] = SCALE_OUT ? SCALE_OUT_PARTS : ALL_PARTS
+const only = new Set((args.get('only') ?? PARTS.join(',')).split(',').map((s) => s.trim()))
 for (const p of only) {
-  if (!(ALL_PARTS as readonly string[]).includes(p)) {
-    process.stderr.write(`bench: --only: unknown part ${p} (parts: ${ALL_PARTS.join(', ')})\n`)
+  if (!PARTS.includes(p)) {
+    process.stderr.write(`bench: --only: unknown part ${p} (parts: ${PARTS.join(', ')})\n`)
     process.exit(2)
   }
 }
@@ -129,7 +122,10 @@ const log = (msg: string) => process.stderr.write(`[bench ${((performance.now() 
 const CLIENT_ID = 'bench-client'
 const CLIENT_SECRET = randomBytes(32).toString('base64url')
 const BASIC = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`
-const RATE_LIMITS = 'getProjects=100000000, submitLead=100000000, getLeads=100000000, issueToken=100000000'
+// Failed client authentications are counted from the attempt until it succeeds, so 32 concurrent
+// token requests of one client from one address need the failure budgets raised too.
+const RATE_LIMITS =
+  'getProjects=100000000, submitLead=100000000, getLeads=100000000, issueToken=100000000, authFailures=100000000, authFailuresPerAddress=100000000'
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100
 const wrkVersion = (() => {
   const v = spawnSync(WRK, ['-v'], { encoding: 'utf8' })
@@ -150,7 +146,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
-interface Server {
+export interface Server {
   name: string
   port: number
   child: ChildProcess
@@ -171,7 +167,7 @@ function freePort(): Promise<number> {
   })
 }
 
-interface Reply {
+export interface Reply {
   status: number
   headers: http.IncomingHttpHeaders
   body: Buffer
@@ -290,10 +286,29 @@ const fsyncShimUs = childEnv.LD_PRELOAD ? Number(childEnv.FSYNC_DELAY_US ?? 0) |
 const cpuProf = args.has('cpu-prof')
 const profDir = join(benchDir, 'profiles')
 
+/** Node's flags for an API process: --cpu-prof's (the folder made on first use), then --api-node-args. */
+function apiFlags(name: string): string[] {
+  if (!cpuProf) return apiNodeArgs
+  if (!existsSync(profDir)) {
+    mkdirSync(profDir, { recursive: true })
+    writeFileSync(join(profDir, '.gitignore'), '*\n')
+  }
+  return ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`, ...apiNodeArgs]
+}
+
 function startApi(name: string, dataDir: string, port: number, logFile: string, append = false, script = serverJs) {
-  const flags = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
-  flags.push(...apiNodeArgs)
-  return startServer(name, [...flags, script], apiEnv(port, dataDir), port, logFile, PROBE, append)
+  return startServer(name, [...apiFlags(name), script], apiEnv(port, dataDir), port, logFile, PROBE, append)
+}
+
+/**
+ * Where a run's results go: --out, else the reference file (results.json, results-scale-out.json)
+ * that the README quotes; a partial or experimental run (--only, --server, --cpu-prof, ...) never
+ * overwrites it, and goes to <reference>-<time>.json (git-ignored) instead.
+ */
+function resultsFile(reference: string, when: string): string {
+  if (args.has('out')) return resolve(args.get('out') ?? '')
+  const experimental = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args'].some((a) => args.has(a))
+  return join(benchDir, experimental ? `${reference}-${when.replace(/[:.]/g, '-')}.json` : `${reference}.json`)
 }
 
 /** Wall time of one MCP initialize request (a new session, as an agent's first call), ms. */
@@ -424,12 +439,14 @@ function nextLead(): string {
 }
 
 /** What wrk sends: a script in bench/wrk/ and the URL's path. */
-interface Load {
+export interface Load {
   /** get: GET, optional Authorization; issue-token: form POST with Basic auth; submit-lead: a unique JSON lead per request. */
   script: 'get' | 'issue-token' | 'submit-lead'
   path: string
   /** The Authorization header value, if any. */
   authorization?: string
+  /** submit-lead: send `consent: true` (what an anonymous submission must carry). */
+  consent?: boolean
 }
 
 /** The line done() in bench/wrk/common.lua prints. */
@@ -443,7 +460,7 @@ interface WrkReport {
 }
 
 /** One measured wrk run against one server. */
-interface Figures {
+export interface Figures {
   /** Responses completed in the window (any status). */
   requests: number
   /** Responses with status > 399 (wrk's count; these routes never answer 1xx/3xx here). */
@@ -463,6 +480,8 @@ interface Figures {
   sysUsPerReq: number
   /** wrk's own CPU time per completed response, µs. */
   wrkCpuUsPerReq: number
+  /** CPU time of another process the run depends on (Redis), per completed response, µs; NaN: none. */
+  watchedCpuUsPerReq: number
   /** Cores used during the run: the server, wrk, and everything else on the machine. */
   serverCores: number
   wrkCores: number
@@ -481,16 +500,17 @@ let wrkRuns = 0
  * warm-up is a run of its own, outside the window. wrk's CPU comes from its own /proc/self/stat,
  * read by done() after its threads have finished.
  */
-async function runWrk(server: Server, load: Load, seconds: number): Promise<Figures> {
+async function runWrk(server: Server, load: Load, seconds: number, connections = CONNECTIONS, watch?: () => number): Promise<Figures> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     LUA_PATH: `${wrkDir}/?.lua;;`,
     BENCH_LEAD_TAG: `${runTag}-${++wrkRuns}`,
     ...(load.authorization && { BENCH_AUTHORIZATION: load.authorization }),
+    ...(load.consent && { BENCH_CONSENT: '1' }),
   }
   const argv = [
     '-t1',
-    `-c${CONNECTIONS}`,
+    `-c${connections}`,
     `-d${seconds}s`,
     '--timeout',
     '10s',
@@ -500,6 +520,7 @@ async function runWrk(server: Server, load: Load, seconds: number): Promise<Figu
     `http://127.0.0.1:${server.port}${load.path}`,
   ]
   const cpu0 = cpuOf(server.pid)
+  const watched0 = watch ? cpuOf(watch()) : undefined
   const busy0 = machineBusy()
   const w0 = performance.now()
   const child = spawn(WRK as string, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -515,6 +536,7 @@ async function runWrk(server: Server, load: Load, seconds: number): Promise<Figu
   const [code, signal] = (await once(child, 'close')) as [number | null, string | null]
   const wall = (performance.now() - w0) / 1000
   const cpu1 = cpuOf(server.pid)
+  const watched1 = watch ? cpuOf(watch()) : undefined
   const sys = cpu1.sys - cpu0.sys
   const cpu = cpu1.user - cpu0.user + sys
   const busy = machineBusy() - busy0
@@ -541,6 +563,7 @@ async function runWrk(server: Server, load: Load, seconds: number): Promise<Figu
     cpuUsPerReq: perReq(cpu),
     sysUsPerReq: perReq(sys),
     wrkCpuUsPerReq: perReq(wrkCpu),
+    watchedCpuUsPerReq: watched0 && watched1 ? perReq(watched1.user - watched0.user + watched1.sys - watched0.sys) : Number.NaN,
     serverCores: cpu / wall,
     // Over wrk's own window, not the slightly longer spawn-to-exit one: errs on the high side.
     wrkCores: wrkCpu / durationS,
@@ -573,14 +596,15 @@ function summarise(rounds: Figures[]) {
     wrkCores: med('wrkCores'),
     otherCores: med('otherCores'),
     wrkCpuUsPerReq: med('wrkCpuUsPerReq'),
+    watchedCpuUsPerReq: med('watchedCpuUsPerReq'),
     bytesPerResponse: med('bytesPerResponse'),
     rounds,
   }
 }
-type Summary = ReturnType<typeof summarise>
+export type Summary = ReturnType<typeof summarise>
 
 /** The subject (first contender) against one baseline: medians of the per-round ratios. */
-interface Versus {
+export interface Versus {
   /** Subject req/s ÷ baseline req/s. */
   rps: number
   /** Subject server CPU µs/req ÷ baseline server CPU µs/req. */
@@ -589,7 +613,7 @@ interface Versus {
   cpuPerReqPerRound: number[]
 }
 
-interface OpResult {
+export interface OpResult {
   /** By server name; the first is the subject (the API). */
   servers: Record<string, Summary>
   /** The subject against each baseline, by the baseline's name. */
@@ -604,10 +628,12 @@ const line = (f: Figures) =>
   `${fmt(f.rps)} req/s, p50 ${ms(f.p50Us)} ms, p99 ${ms(f.p99Us)} ms, non-2xx ${f.non2xx}, socket errors ${f.socketErrors}; ` +
   `server ${fmt(f.cpuUsPerReq, 1)} µs CPU/req, wrk ${fmt(f.wrkCpuUsPerReq, 1)} µs/req; cores server ${fmt(f.serverCores, 2)} / wrk ${fmt(f.wrkCores, 2)} / other ${fmt(f.otherCores, 2)}`
 
-interface Contender {
+export interface Contender {
   name: string
   server: Server
   load: Load
+  /** Another process whose CPU each run reads too (Redis). */
+  watch?: () => number
 }
 
 let generatorWarnings = 0
@@ -630,7 +656,7 @@ async function compare(op: string, contenders: Contender[]): Promise<OpResult> {
   const figures = contenders.map(() => [] as Figures[])
   for (let i = 1; i <= ROUNDS; i++) {
     for (const [k, c] of contenders.entries()) {
-      const f = await runWrk(c.server, c.load, DURATION)
+      const f = await runWrk(c.server, c.load, DURATION, CONNECTIONS, c.watch)
       figures[k]?.push(f)
       log(`${op} round ${i}/${ROUNDS} ${c.name.padEnd(13)} ${line(f)}`)
       if (f.wrkCores > 0.85) {
@@ -716,7 +742,7 @@ async function seedLeadLog(dataDir: string, count: number): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-interface Target {
+export interface Target {
   name: string
   target: string
   value: string
@@ -724,10 +750,11 @@ interface Target {
   pass: boolean | null
 }
 
-async function main(): Promise<void> {
-  log(`load generator: ${WRK} (${wrkVersion}), -t1 -c${CONNECTIONS}, ${ROUNDS} rounds × ${DURATION} s after a ${WARMUP} s warm-up`)
-  // 1. Build: the project's own build (tsc, the compiled spec, the MCP views), so the API starts
-  // from dist/ exactly as `npm start` would.
+/**
+ * The project's own build (tsc, the compiled spec, the MCP views), so the API starts from dist/
+ * exactly as `npm start` would.
+ */
+function build(): void {
   if (!args.has('skip-build') && !args.has('server')) {
     log('building: npm run build (tsc and the server bundle, spec, UI views into dist/)')
     const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: root, encoding: 'utf8' })
@@ -738,16 +765,17 @@ async function main(): Promise<void> {
     }
   }
   if (!existsSync(serverJs)) throw new Error(`${relative(root, serverJs)} is missing: run \`npm run build\` first`)
+}
+
+async function main(): Promise<void> {
+  log(`load generator: ${WRK} (${wrkVersion}), -t1 -c${CONNECTIONS}, ${ROUNDS} rounds × ${DURATION} s after a ${WARMUP} s warm-up`)
+  build()
 
   const loadBefore = os.loadavg()
   if ((loadBefore[0] ?? 0) > 0.5)
     log(`WARNING: load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}: other work is running; figures will be noisy`)
   const tmp = mkdtempSync(join(os.tmpdir(), 'studio-bench-'))
   log(`temp folder ${tmp}`)
-  if (cpuProf) {
-    mkdirSync(profDir, { recursive: true })
-    writeFileSync(join(profDir, '.gitignore'), '*\n')
-  }
   const results: Record<string, unknown> = {}
   const fsync: Record<string, { p50Us: number; p99Us: number }> = { start: fsyncProbe(tmp) }
   results.fsync = fsync
@@ -1009,12 +1037,7 @@ async function main(): Promise<void> {
     targets,
     pass: targets.every((t) => t.pass !== false),
   }
-  // A partial or experimental run (--only, --server, --cpu-prof, ...) does not overwrite the
-  // reference results.json: it goes to results-<time>.json (git-ignored), or to --out.
-  const experimental = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args'].some((a) => args.has(a))
-  const outFile = args.has('out')
-    ? resolve(args.get('out') ?? '')
-    : join(benchDir, experimental ? `results-${out.when.replace(/[:.]/g, '-')}.json` : 'results.json')
+  const outFile = resultsFile('results', out.when)
   // Three decimals are plenty (CPU comes in 10 ms ticks, latency in µs) and keep the file readable.
   const round = (_key: string, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v)
   writeFileSync(outFile, `${JSON.stringify(out, round, 2)}\n`)
@@ -1285,7 +1308,57 @@ function printTables(ops: Record<string, OpResult>, results: Record<string, unkn
   process.stdout.write(`${out.join('\n')}\n`)
 }
 
-main().catch((err: Error) => {
+/** A child process of the bench's own making, killed if the bench is. */
+function track(child: ChildProcess): void {
+  children.add(child)
+  child.once('exit', () => children.delete(child))
+}
+
+/** What the scale-out mode (bench/scale-out.ts) uses of this file. */
+const bench = {
+  args,
+  track,
+  only,
+  log,
+  build,
+  root,
+  benchDir,
+  serverJs,
+  tsxImport,
+  childEnv,
+  connections: CONNECTIONS,
+  duration: DURATION,
+  rounds: ROUNDS,
+  warmup: WARMUP,
+  rateLimits: RATE_LIMITS,
+  clientId: CLIENT_ID,
+  clientSecret: CLIENT_SECRET,
+  basic: BASIC,
+  probe: PROBE,
+  wrkVersion,
+  startServer,
+  apiFlags,
+  resultsFile,
+  stopServer,
+  apiEnv,
+  freePort,
+  request,
+  token,
+  runWrk,
+  compare,
+  cpuOf,
+  fmt,
+  ms,
+  sleep,
+}
+export type Bench = typeof bench
+
+const failed = (err: Error) => {
   log(`failed: ${err.stack ?? err.message}`)
   process.exit(1)
-})
+}
+if (SCALE_OUT) {
+  import('./scale-out.js').then((m) => m.scaleOut(bench)).catch(failed)
+} else {
+  main().catch(failed)
+}

@@ -26,6 +26,11 @@ export interface paths {
          *     Errors carry both the Error shape and the RFC 6749 §5.2 fields `error` and
          *     `error_description` (see `TokenError`). Failed client authentications are limited per
          *     client id and address, and per address (429 with `error: temporarily_unavailable`).
+         *
+         *     Client authentication is the `ClientBasic` scheme (`client_secret_basic`); its RFC 6749
+         *     §2.3.1 alternative, `client_secret_post` (`client_id` and `client_secret` in the body),
+         *     is accepted too. The endpoint checks either itself, once the body is read, and answers a
+         *     failure with 401 `invalid_client` and `WWW-Authenticate: Basic realm="studio-api"`.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -41,7 +46,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OAuth 2.0 authorization server metadata (RFC 8414) */
+        /**
+         * OAuth 2.0 authorization server metadata (RFC 8414)
+         * @description What an OAuth client library needs to find its way: the token endpoint, the JWKS, the
+         *     grant and client authentication methods, the scopes, and (RFC 9728 §4) the resources
+         *     tokens can be requested for. Public: it holds nothing secret.
+         */
         get: operations["getAuthorizationServerMetadata"];
         put?: never;
         post?: never;
@@ -58,7 +68,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public keys that verify access tokens (RFC 7517) */
+        /**
+         * Public keys that verify access tokens (RFC 7517)
+         * @description The public half of the key that signs access tokens (Ed25519, `alg: EdDSA`), with its
+         *     `kid`, the one each token names in its header. Public: a resource server verifies tokens
+         *     with it without calling the API.
+         */
         get: operations["getJwks"];
         put?: never;
         post?: never;
@@ -167,6 +182,36 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "lead.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead was erased
+         * @description Sent when a lead is erased: at a person's request (`npm run leads -- erase`, GDPR art. 17)
+         *     or because it passed the retention period (`LEADS_RETENTION_DAYS`). Erase your copy of
+         *     the lead with this `data.id` (a CRM, a mailbox, a spreadsheet): the studio must tell the
+         *     systems it sent the lead to (GDPR art. 19). The event holds no personal data: the lead's
+         *     id, when it was erased and why. The lead's own events (its `lead.received`) are deleted
+         *     with it, so they are never sent or replayed again; a delivery of one already in flight may
+         *     still arrive, always before this event.
+         *
+         *     Every endpoint subscribed to `lead.received` is subscribed to `lead.erased` too (an
+         *     endpoint that gets leads must hear of their erasure); an endpoint may also subscribe to
+         *     `lead.erased` alone. Signed, retried and de-duplicated on `webhook-id` like every event.
+         */
+        post: operations["leadErased"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -217,10 +262,11 @@ export interface components {
          *     | `unsupported_grant_type` | 400 | token endpoint: a grant other than `client_credentials` |
          *     | `invalid_target` | 400 | token endpoint: a `resource` this server issues no tokens for (RFC 8707) |
          *     | `origin_not_allowed` | 403 | `/mcp`: a browser origin that is neither this server's nor in `CORS_ORIGINS` |
+         *     | `not_acceptable` | 406 | `/mcp`: an `Accept` header that does not list both `application/json` and `text/event-stream` (MCP Streamable HTTP) |
          * @example invalid_request
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unsupported_grant_type" | "invalid_target" | "origin_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "headers_too_large" | "http_version_not_supported";
+        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unsupported_grant_type" | "invalid_target" | "origin_not_allowed" | "not_acceptable" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "headers_too_large" | "http_version_not_supported";
         /**
          * @description The body of every error response.
          * @example {
@@ -231,7 +277,7 @@ export interface components {
          */
         Error: {
             code: components["schemas"]["ErrorCode"];
-            /** @description What went wrong, as a sentence a person can act on. */
+            /** @description What went wrong, as a sentence a person can act on. It may quote the path or a field name, so the server's request limits bound its length. */
             message: string;
             /** @description What to change so that the request succeeds. */
             hint?: string;
@@ -273,19 +319,29 @@ export interface components {
          */
         TokenRequest: {
             /**
-             * @description Must be `client_credentials`.
+             * @description Must be `client_credentials` (any other value is `unsupported_grant_type`).
              * @example client_credentials
              */
             grant_type: string;
-            /** @description Space-separated scopes; absent means all the client may have. */
+            /**
+             * @description Space-separated scopes; absent means all the client may have.
+             * @example read:projects write:leads
+             */
             scope?: string;
-            /** @description Only when not using HTTP Basic (client_secret_post). */
+            /**
+             * @description Only when not using HTTP Basic (client_secret_post).
+             * @example cl_stuVI0z86vGNt8kQ
+             */
             client_id?: string;
-            /** @description Only when not using HTTP Basic (client_secret_post). */
+            /**
+             * @description Only when not using HTTP Basic (client_secret_post).
+             * @example Zm9yLWV4YW1wbGUtb25seS1ub3QtYS1yZWFsLXNlY3JldA
+             */
             client_secret?: string;
             /**
              * @description RFC 8707 resource indicator: the absolute URI of the resource the token is for, the
              *     API's base URL (the default) or `{base}/mcp`. Repeat the parameter to name both.
+             * @example https://api.studio.example/mcp
              */
             resource?: string | string[];
         };
@@ -302,7 +358,10 @@ export interface components {
             access_token: string;
             /** @constant */
             token_type: "Bearer";
-            /** @description Lifetime in seconds. */
+            /**
+             * Format: int32
+             * @description Lifetime in seconds (`TOKEN_TTL_SECONDS`, 60–86400).
+             */
             expires_in: number;
             /** @description The granted scopes, space-separated. */
             scope: string;
@@ -329,14 +388,18 @@ export interface components {
          *     }
          */
         AuthorizationServerMetadata: {
+            /** Format: uri */
             issuer: string;
+            /** Format: uri */
             token_endpoint: string;
+            /** Format: uri */
             jwks_uri: string;
             grant_types_supported: string[];
             token_endpoint_auth_methods_supported: string[];
             token_endpoint_auth_signing_alg_values_supported?: string[];
             scopes_supported: string[];
             response_types_supported?: string[];
+            /** Format: uri */
             service_documentation?: string;
             /** @description RFC 9728 §4 — the resource identifiers tokens can be requested for (RFC 8707 `resource`). */
             protected_resources?: string[];
@@ -370,6 +433,15 @@ export interface components {
          * @description The contact details of a lead, and an optional note: what a prospect submits (`Lead`) and
          *     what the leads log returns for each entry (`LeadLogEntry`). A field added here is
          *     accepted, stored and returned without any code change.
+         *
+         *     Text is normalised when the lead is stored (`x-text` of each field): surrounding
+         *     whitespace is removed; control characters (U+0000–U+001F, U+007F–U+009F) and invisible
+         *     formatting characters (the bidirectional controls U+061C, U+200E, U+200F, U+202A–U+202E,
+         *     U+2066–U+2069, and U+200B, U+2060, U+FEFF) are removed. In a `line` field (`name`,
+         *     `email`, `phone`) every run of whitespace, line breaks included, becomes one space; a
+         *     `text` field (`note`) keeps its line breaks (as `\n`) and tabs. So the log and every copy
+         *     of a lead hold what a person typed, never a hidden line or a reversed string.
+         *     `x-invalid-examples` lists values that are refused.
          * @example {
          *       "name": "Ada Lovelace",
          *       "email": "ada@example.com",
@@ -378,8 +450,14 @@ export interface components {
          */
         LeadFields: {
             /**
-             * @description Full name of the prospect, 1–200 characters once trimmed.
+             * @description The prospect's name as they write it: 1–200 characters once trimmed, with at least
+             *     one letter (any script: a character other than digits, spaces, punctuation and
+             *     symbols). Kept on one line: line breaks and tabs become spaces,
+             *     control and invisible formatting characters are removed (see `LeadFields`).
              * @example Ada Lovelace
+             * @example José Ortega y Gasset
+             * @example 王小明
+             * @example Siobhán O'Neill-Brady
              */
             name: string;
             /**
@@ -389,27 +467,54 @@ export interface components {
              */
             email: string;
             /**
-             * @description Contact phone number; at most 40 characters, at least 6 digits, and only digits, spaces and `+ ( ) - . /`.
+             * @description Contact phone number: at most 40 characters, at least 6 digits, and only digits, spaces
+             *     and `+ ( ) - . /`, written as a phone number is: an optional leading `+`, then digits
+             *     in groups, a group possibly in parentheses (`(0)`, `(202)`), the groups separated by
+             *     at most one of `- . /` (with spaces around it or not) or by spaces.
              * @example +44 20 7946 0958
+             * @example +1 (202) 555-0147
+             * @example +44 (0)20 7946 0958
+             * @example 030 / 1234 5678
+             * @example 06.12.34.56.78
              */
             phone: string;
             /**
-             * @description Optional message for the studio about the project (at most 2000 characters); stored with the lead.
+             * @description Optional message for the studio about the project (at most 2000 characters); stored
+             *     with the lead. Line breaks and tabs are kept; control and invisible formatting
+             *     characters are removed (see `LeadFields`).
              * @example A three-bedroom flat in Lisbon
              * @example starting next spring
              */
             note?: string;
         };
         /**
-         * @description A prospect's contact details for an architectural consultation (`LeadFields`).
-         *     Unknown fields are refused with 400 naming the field, never silently dropped.
+         * @description A prospect's contact details for an architectural consultation (`LeadFields`), and
+         *     whether the person agreed to be contacted (`consent`). Unknown fields are refused with
+         *     400 naming the field, never silently dropped.
          * @example {
          *       "name": "Ada Lovelace",
          *       "email": "ada@example.com",
          *       "phone": "+44 20 7946 0958"
          *     }
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "phone": "+44 20 7946 0958",
+         *       "consent": true
+         *     }
          */
-        Lead: components["schemas"]["LeadFields"];
+        Lead: components["schemas"]["LeadFields"] & {
+            /**
+             * @description true when the person has agreed that the studio stores these details to contact
+             *     them (the website form's consent box). Required for an anonymous submission (the
+             *     website form, `LEADS_ALLOW_ANONYMOUS=true`): without it the server refuses the lead
+             *     with 400 `invalid_request`. A client with a token may send it too; the time of
+             *     consent is then recorded with the lead (`consented_at`). Not part of the lead's
+             *     fields: not compared for `Idempotency-Key`.
+             * @constant
+             */
+            consent?: true;
+        };
         /**
          * @example {
          *       "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
@@ -418,7 +523,10 @@ export interface components {
          *     }
          */
         LeadReceipt: {
-            /** @description The lead's id. */
+            /**
+             * Format: uuid
+             * @description The lead's id.
+             */
             id: string;
             /** Format: date-time */
             received_at: string;
@@ -426,14 +534,18 @@ export interface components {
             status: "received";
         };
         /**
-         * @description A lead as stored (`LeadFields`, trimmed), with its id, when it was received and by which client.
+         * @description A lead as stored (`LeadFields`, normalised), with its id, when it was received, by which
+         *     client, how it arrived (`source`) and when the person consented to be contacted
+         *     (`consented_at`). An erased lead (`npm run leads -- erase`, or past the retention period)
+         *     is no longer in the log.
          * @example {
          *       "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
          *       "name": "Ada Lovelace",
          *       "email": "ada@example.com",
          *       "phone": "+44 20 7946 0958",
          *       "received_at": "2026-11-22T10:15:00.000Z",
-         *       "client_id": "cl_stuVI0z86vGNt8kQ"
+         *       "client_id": "cl_stuVI0z86vGNt8kQ",
+         *       "source": "api"
          *     }
          * @example {
          *       "id": "1c0f4b52-7d2e-4f61-9a38-5be0c2a7e913",
@@ -441,7 +553,9 @@ export interface components {
          *       "email": "grace@example.com",
          *       "phone": "+1 (202) 555-0147",
          *       "received_at": "2026-11-22T11:02:41.507Z",
-         *       "client_id": null
+         *       "client_id": null,
+         *       "source": "form",
+         *       "consented_at": "2026-11-22T11:02:41.507Z"
          *     }
          */
         LeadLogEntry: components["schemas"]["LeadFields"] & {
@@ -450,6 +564,19 @@ export interface components {
             received_at: string;
             /** @description The client that submitted the lead; null for anonymous submissions. */
             client_id: string | null;
+            /**
+             * @description How the lead arrived: `api` (submitLead with a token), `form` (an anonymous
+             *     submitLead: the website form), `agent` (the MCP tool `request_consultation`).
+             *     Absent for leads stored before the server recorded it.
+             * @enum {string}
+             */
+            source?: "api" | "form" | "agent";
+            /**
+             * Format: date-time
+             * @description When the person agreed to be contacted (the form's consent box, the agent tool's
+             *     `consent: true`, or `consent: true` sent by a client); absent when no consent was given with the lead.
+             */
+            consented_at?: string;
         };
         /**
          * @description The body of a `lead.received` event.
@@ -476,6 +603,38 @@ export interface components {
              */
             timestamp: string;
             data: components["schemas"]["LeadLogEntry"];
+        };
+        /**
+         * @description The body of a `lead.erased` event. No personal data.
+         * @example {
+         *       "type": "lead.erased",
+         *       "timestamp": "2027-01-10T09:00:00.000Z",
+         *       "data": {
+         *         "id": "9e657725-1bc5-402e-bf9e-6a3437244de2",
+         *         "erased_at": "2027-01-10T09:00:00.000Z",
+         *         "reason": "request"
+         *       }
+         *     }
+         */
+        LeadErasedEvent: {
+            /** @constant */
+            type: "lead.erased";
+            /**
+             * Format: date-time
+             * @description When the lead was erased.
+             */
+            timestamp: string;
+            data: {
+                /** @description The erased lead's id (the `id` of its `lead.received` event's `data`). */
+                id: string;
+                /** Format: date-time */
+                erased_at: string;
+                /**
+                 * @description `request`: the person asked to be erased; `retention`: the lead passed the retention period.
+                 * @enum {string}
+                 */
+                reason: "request" | "retention";
+            };
         };
         /**
          * @description The body of a `webhook.test` event.
@@ -538,6 +697,7 @@ export interface components {
             designer: string;
             styles: string[];
             location: components["schemas"]["Location"];
+            /** Format: int32 */
             year: number;
             area_sqm: number;
             summary: string;
@@ -594,6 +754,7 @@ export interface components {
              */
             since?: string;
             /**
+             * Format: int32
              * @description How many leads at most (1–100, default 20).
              * @default 20
              */
@@ -609,9 +770,9 @@ export interface components {
          *     }
          */
         PlaybookFilter: {
-            /** @description Show only this signature style (case-insensitive). */
+            /** @description Show only this signature style (case, accents, spaces and punctuation do not matter). */
             style?: string;
-            /** @description Show only projects in this city or country (case-insensitive; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB"). */
+            /** @description Show only projects in this city or country (case, accents, spaces and punctuation do not matter; a country by name or ISO code, e.g. "Kyoto", "Portugal", "GB"). */
             location?: string;
         };
         /**
@@ -622,9 +783,9 @@ export interface components {
          *     }
          */
         ProjectFilter: {
-            /** @description Only projects in this style (case-insensitive). */
+            /** @description Only projects in this style (case, accents, spaces and punctuation do not matter). */
             style?: string;
-            /** @description Only projects in this city (case-insensitive), e.g. "Lisbon". */
+            /** @description Only projects in this city (case, accents, spaces and punctuation do not matter), e.g. "Lisbon". */
             city?: string;
             /** @description Only projects in this country: ISO 3166-1 alpha-2 code or English name, e.g. "JP" or "Japan". */
             country?: string;
@@ -642,13 +803,16 @@ export interface components {
         EstimateBrief: {
             /** @description Floor area in square metres. */
             area_sqm: number;
-            /** @description Number of rooms; estimated from the area when omitted. */
+            /**
+             * Format: int32
+             * @description Number of rooms; estimated from the area when omitted (the pricing model narrows the range).
+             */
             rooms?: number;
             /** @description Service level, by id (names are understood too). */
             service_level?: string;
-            /** @description Design style (case, accents and punctuation do not matter); omit if undecided. */
+            /** @description Design style; omit if undecided. */
             style?: string;
-            /** @description City of the project (case, accents and punctuation do not matter); omit for anywhere else. */
+            /** @description City of the project; omit for anywhere else. */
             city?: string;
         };
         PriceRange: {
@@ -740,6 +904,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -753,6 +920,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -766,6 +936,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -778,6 +951,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -790,6 +966,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -802,6 +981,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -814,6 +996,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -827,6 +1012,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -839,6 +1027,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -848,10 +1039,13 @@ export interface components {
         /** @description Storage is unreachable or the server is shutting down; retry later. */
         ServiceUnavailable: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["RetryAfterUnavailable"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -865,6 +1059,8 @@ export interface components {
          */
         RequestTimeout: {
             headers: {
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -878,6 +1074,8 @@ export interface components {
          */
         HeadersTooLarge: {
             headers: {
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -891,6 +1089,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -905,6 +1106,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -917,6 +1121,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -929,6 +1136,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -946,6 +1156,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -958,6 +1171,9 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -967,10 +1183,13 @@ export interface components {
         /** @description Storage is unreachable or the server is shutting down; retry later. */
         TokenServiceUnavailable: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["RetryAfterUnavailable"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1013,22 +1232,39 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Maximum requests per window. */
+        /** @description Maximum requests per window (the operation's `x-rate-limit`, or its `RATE_LIMITS` override, at most 1000000000). */
         "X-RateLimit-Limit": number;
         /** @description Requests left in the current window. */
         "X-RateLimit-Remaining": number;
-        /** @description Seconds until the window resets. */
+        /** @description Seconds until the window resets (windows are at most a day). */
         "X-RateLimit-Reset": number;
         /** @description Seconds until the window resets and a request may succeed. */
         "Retry-After": number;
-        /** @description The version of this interface description (`info.version`). */
+        /** @description Seconds after which a retry may succeed (1 while the instance shuts down, 5 while storage is away). */
+        RetryAfterUnavailable: number;
+        /**
+         * @description The version of this interface description (`info.version`).
+         * @example 1.3.0
+         */
         "X-API-Version": string;
+        /**
+         * @description The request's id, as in the server's log line for it: the caller's own `X-Request-Id`
+         *     when it is 1–128 letters, digits and `. _ : -`, else a UUID the server made.
+         * @example 0b6f8a1e-3d0c-4a7e-9f57-2c8d1e4b6a90
+         */
+        "X-Request-Id": string;
+        /**
+         * @description Sent only when CORS is configured (`CORS_ORIGINS`, off by default) and the request's
+         *     `Origin` is one of the listed origins, which it repeats; there is no wildcard.
+         * @example https://studio.example
+         */
+        "Access-Control-Allow-Origin": string;
         /** @description Entity tag of the catalogue version. */
         ETag: string;
         /** @description `private, max-age=60` */
-        PrivateCache: string;
+        PrivateCache: "private, max-age=60";
         /** @description `no-store`: the response must not be cached. */
-        NoStore: string;
+        NoStore: "no-store";
         /** @description `<…>; rel="next"` while more leads remain (paged requests only). */
         Link: string;
         /** @description The authentication scheme and, for bearer tokens, the RFC 6750 error. */
@@ -1065,6 +1301,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1106,6 +1344,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1157,6 +1397,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1206,6 +1448,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1253,6 +1497,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1298,6 +1544,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1347,6 +1595,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1358,7 +1608,8 @@ export interface operations {
                      *         "email": "ada@example.com",
                      *         "phone": "+44 20 7946 0958",
                      *         "received_at": "2026-11-22T10:15:00.000Z",
-                     *         "client_id": "cl_stuVI0z86vGNt8kQ"
+                     *         "client_id": "cl_stuVI0z86vGNt8kQ",
+                     *         "source": "api"
                      *       },
                      *       {
                      *         "id": "1c0f4b52-7d2e-4f61-9a38-5be0c2a7e913",
@@ -1366,7 +1617,9 @@ export interface operations {
                      *         "email": "grace@example.com",
                      *         "phone": "+1 (202) 555-0147",
                      *         "received_at": "2026-11-22T11:02:41.507Z",
-                     *         "client_id": null
+                     *         "client_id": null,
+                     *         "source": "form",
+                     *         "consented_at": "2026-11-22T11:02:41.507Z"
                      *       }
                      *     ]
                      */
@@ -1404,6 +1657,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LeadReceivedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookDelivered"];
+            410: components["responses"]["WebhookGone"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    leadErased: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`), the same on every attempt and replay of the event; de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse one far from your clock (Standard Webhooks libraries allow 5 minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     with the endpoint's secret (the base64 after `whsec_`). During a secret rotation's grace
+                 *     period there are two, one per secret; one that verifies is enough.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadErasedEvent"];
             };
         };
         responses: {

@@ -17,6 +17,12 @@ const STREAM_PAGE = 250
 type LogPage = Awaited<ReturnType<Leads['page']>>
 
 /**
+ * The log's entries as JSON, for the whole log and for a page alike: one serialisation, so both
+ * write every entry's keys in the same order (logEntry's: `id` first, as the spec's examples).
+ */
+const entriesJson = (rows: LogPage): string => rows.map((row) => JSON.stringify(row.entry)).join(',')
+
+/**
  * The log as JSON chunks, one per storage page, from its first page (read before the 200 is
  * sent, so that storage being unavailable is a 503, not a response cut short). Between pages it
  * gives the event loop a turn, so a long log (SQLite answers synchronously) does not hold up
@@ -27,12 +33,8 @@ export async function* streamLog(leads: Leads, firstPage: LogPage): AsyncGenerat
   let rows = firstPage
   let first = true
   while (rows.length > 0) {
-    let chunk = ''
-    for (const row of rows) {
-      chunk += (first ? '' : ',') + JSON.stringify(row.entry)
-      first = false
-    }
-    yield Buffer.from(chunk)
+    yield Buffer.from((first ? '' : ',') + entriesJson(rows))
+    first = false
     const cursor = rows[rows.length - 1]?.seq
     if (rows.length < STREAM_PAGE || cursor === undefined) break
     await nextTurn()
@@ -71,6 +73,6 @@ export const getLeads: HandlerModule<Deps> = {
       if (rows.length > limit && last) {
         reply.header('link', `<${config.publicBaseUrl}/leads.json?limit=${limit}&after=${encodeURIComponent(last.entry.id)}>; rel="next"`)
       }
-      return page.map((r) => r.entry)
+      return reply.type('application/json; charset=utf-8').send(`[${entriesJson(page)}]`)
     },
 }

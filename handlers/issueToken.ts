@@ -45,13 +45,15 @@ export const issueToken: HandlerModule<Deps> = {
         throw invalidClient('authenticate the client with HTTP Basic (client_id:client_secret) or client_id and client_secret in the body')
       }
 
-      const refusal = await authFailures.refusal(request, clientId)
-      if (refusal) throw refusal
-      const client = await auth.authenticateClient(clientId, secret)
-      if (!client) {
-        await authFailures.record(request, clientId)
-        throw invalidClient('check the client_id and client_secret; a revoked client cannot get tokens')
-      }
+      // Counted as a failure before the secret is checked; given back unless it fails.
+      const attempt = await authFailures.attempt(request, clientId)
+      if (attempt instanceof AppError) throw attempt
+      const client = await auth.authenticateClient(clientId, secret).catch((err: unknown) => {
+        attempt.release()
+        throw err
+      })
+      if (!client) throw invalidClient('check the client_id and client_secret; a revoked client cannot get tokens')
+      attempt.release()
 
       const grant = grantScopes(body.scope, client.scopes.split(' '))
       if (!grant.ok) throw new AppError('invalid_scope', grant.reason, grant.hint)

@@ -4,8 +4,9 @@
 // create nothing unless told to with --new-database (a new installation set up before its first start).
 import type { Config } from '../config.js'
 import { loadPepper } from '../plugins/auth/secrets.js'
+import { type MigrationReport, snapshotBeforeMigrating } from '../plugins/backup/premigration.js'
 import { openStore, type Store } from '../plugins/store/open.js'
-import { MissingDataFile } from '../plugins/store/private-files.js'
+import { checkOwnership, MissingDataFile } from '../plugins/store/private-files.js'
 
 export const NEW_DATABASE_USAGE = '--new-database                    create the database (and key) if the data folder has none'
 
@@ -15,9 +16,16 @@ function explained(err: unknown): unknown {
     : err
 }
 
+/** What the snapshot before a migration reports, as lines on stderr (stdout is the command's). */
+const stderrReport: MigrationReport = {
+  info: (fields, message) => process.stderr.write(`${message}: ${JSON.stringify(fields)}\n`),
+  warn: (fields, message) => process.stderr.write(`warning: ${message}: ${JSON.stringify(fields)}\n`),
+}
+
 export async function openServerStore(config: Config, newDatabase: boolean): Promise<Store> {
+  checkOwnership(config.dataDir, 'this command')
   try {
-    return await openStore(config, { create: newDatabase })
+    return await openStore(config, { create: newDatabase, beforeMigrating: snapshotBeforeMigrating(config, stderrReport) })
   } catch (err) {
     throw explained(err)
   }

@@ -1,10 +1,10 @@
-// Manage the endpoints that receive lead.received events, in the configured storage; safe while
+// Manage the endpoints that receive lead.received (and lead.erased) events, in the configured storage; safe while
 // the server runs (the running instances deliver what this queues).
 //
 //   npm run webhooks -- add --url https://crm.example/hooks/studio [--events lead.received]
 //   npm run webhooks -- list | status
 //   npm run webhooks -- rotate-secret ID [--grace 24h]
-//   npm run webhooks -- replay EVENT_ID | --since 2026-11-22T00:00:00Z [--endpoint ID]
+//   npm run webhooks -- replay EVENT_ID | LEAD_ID | --since 2026-11-22T00:00:00Z | --dead [--endpoint ID]
 //   npm run webhooks -- test ID
 //   npm run webhooks -- remove ID | enable ID
 import { parseArgs } from 'node:util'
@@ -14,19 +14,22 @@ import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
 import { addEndpoint, rotateSecret, sendTest, type WebhookAdmin } from '../plugins/webhooks/admin.js'
 import { subscribableTypes } from '../plugins/webhooks/events.js'
-import { type EndpointStatus, WebhooksRepository } from '../plugins/webhooks/repository.js'
+import { WebhooksRepository } from '../plugins/webhooks/repository.js'
 import { commandLine, runCli, UsageError } from './cli.js'
 import { NEW_DATABASE_USAGE, openServerStore } from './data.js'
+import { printDeadLetters, printStatus, replayFromCommandLine } from './deliveries.js'
 
 const usage = `usage: npm run webhooks -- <command>
-  add --url URL [--events a,b]      add an endpoint (default events: lead.received); prints endpoint_id and secret once
+  add --url URL [--events a,b]      add an endpoint (default events: lead.received, which brings lead.erased); prints endpoint_id and secret once
   list                              list endpoints (never secrets)
   remove ID                         remove an endpoint and its deliveries
   enable ID                         turn a disabled endpoint (410 Gone) back on; its waiting deliveries resume
   rotate-secret ID [--grace 24h]    a new secret; the old one also signs during the grace period
-  status                            pending, delivered and dead deliveries per endpoint; the dead letters
+  status                            per endpoint (the email channel too): state, pending, delivered, dead,
+                                    next attempt, last failure; then the dead letters
   replay EVENT_ID                   send an event again (same webhook-id) to every endpoint subscribed to it
-  replay --since TIME               send again every event since TIME (RFC 3339); add --endpoint ID for one endpoint
+  replay LEAD_ID                    the same, for the events of that lead
+  replay --since TIME | --dead      every event since TIME (RFC 3339), or every dead letter; add --endpoint ID for one endpoint
   test ID [--wait 15]               send a webhook.test event and wait for its outcome (seconds)
   ${NEW_DATABASE_USAGE}`
 
@@ -41,6 +44,7 @@ function parseOptions(argv: string[]) {
       since: { type: 'string' },
       endpoint: { type: 'string' },
       wait: { type: 'string', default: '15' },
+      dead: { type: 'boolean' },
       'new-database': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -51,35 +55,10 @@ const out = (text: string): void => {
   process.stdout.write(`${text}\n`)
 }
 
-function age(since: string | null, now: Date): string {
-  if (!since) return '-'
-  const s = Math.max(0, Math.round((now.getTime() - Date.parse(since)) / 1000))
-  return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`
-}
-
-const statusLine = (e: EndpointStatus, now: Date) =>
-  [
-    e.id,
-    e.disabled_at ? `disabled (${e.disabled_reason})` : 'active',
-    e.pending,
-    e.delivered,
-    e.dead,
-    age(e.oldest_pending, now),
-    e.url,
-  ].join('\t')
-
 async function status(repo: WebhooksRepository): Promise<void> {
   const now = new Date()
-  const endpoints = await repo.status()
-  if (endpoints.length === 0) return out('no endpoints')
-  out(['endpoint', 'state', 'pending', 'delivered', 'dead', 'oldest pending', 'url'].join('\t'))
-  for (const e of endpoints) out(statusLine(e, now))
-  const dead = await repo.deadLetters(51)
-  if (dead.length === 0) return
-  out('\ndead letters (npm run webhooks -- replay EVENT_ID):')
-  for (const d of dead.slice(0, 50))
-    out([d.event_id, d.endpoint_id, d.event_type, `${d.attempts} attempts`, d.last_outcome, d.last_attempt_at].join('\t'))
-  if (dead.length > 50) out('… and more: replay --since TIME resends them all')
+  printStatus(out, await repo.status(), now)
+  printDeadLetters(out, await repo.deadLetters(51), 'npm run webhooks -- replay EVENT_ID | LEAD_ID | --dead')
 }
 
 async function waitForTest(repo: WebhooksRepository, id: string, eventId: string, seconds: number): Promise<number> {
@@ -141,12 +120,7 @@ async function run(command: string, id: string | undefined, values: ReturnType<t
       await status(repo)
       return 0
     case 'replay': {
-      if (!id === !values.since) throw new UsageError('replay needs an event id or --since TIME (one of them)')
-      const since = values.since ? new Date(values.since) : undefined
-      if (since && Number.isNaN(since.getTime())) throw new UsageError(`cannot read --since ${values.since}; write an RFC 3339 time`)
-      if (id && !(await repo.eventExists(id))) throw new Error(`no event ${id}`)
-      const which = id ? { eventId: id } : { since: (since as Date).toISOString() }
-      const queued = await repo.replay(which, new Date().toISOString(), values.endpoint)
+      const queued = await replayFromCommandLine(repo, id, values, values.endpoint)
       out(`queued ${queued} deliveries (the same webhook-id as before: receivers de-duplicate)`)
       return 0
     }

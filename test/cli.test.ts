@@ -130,15 +130,17 @@ t.test('the CLIs refuse to create a database the server is not using', async (t)
   // A data folder the server never started in (a typo in DATA_DIR, or one deleted under it).
   const { config } = await testApp(t, { databaseUrl: undefined })
   const elsewhere = { ...config, dataDir: join(config.dataDir, 'not-the-servers') }
-  const [list, status, hooks] = (await Promise.all([
+  const [list, status, hooks, email] = (await Promise.all([
     run('clients', ['list'], elsewhere),
     run('catalogue', ['status'], elsewhere),
     run('webhooks', ['list'], elsewhere),
-  ])) as [Run, Run, Run]
+    run('email', ['status'], elsewhere),
+  ])) as [Run, Run, Run, Run]
   for (const [name, res] of [
     ['clients list', list],
     ['catalogue status', status],
     ['webhooks list', hooks],
+    ['email status', email],
   ] as const) {
     t.not(res.code, 0, `${name}: non-zero exit`)
     t.match(res.stderr, /there is no database at .*studio\.db/, `${name}: says there is no database`)

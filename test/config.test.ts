@@ -72,7 +72,7 @@ t.test('values are read and typed', async (t) => {
     LOG_LEVEL: 'warn',
     TOKEN_TTL_SECONDS: '900',
     LEADS_ALLOW_ANONYMOUS: 'true',
-    TRUST_PROXY: 'true',
+    TRUST_PROXY: '10.0.0.0/8, 192.168.1.5',
     SEED_CATALOGUE: 'false',
     CLIENT_STATUS_TTL_SECONDS: '5',
     CATALOGUE_REFRESH_SECONDS: '60',
@@ -85,7 +85,7 @@ t.test('values are read and typed', async (t) => {
   t.equal(config.logLevel, 'warn')
   t.equal(config.tokenTtlSeconds, 900)
   t.equal(config.leadsAllowAnonymous, true)
-  t.equal(config.trustProxy, true)
+  t.same(config.trustProxy, ['10.0.0.0/8', '192.168.1.5'])
   t.equal(config.seedCatalogue, false)
   t.equal(config.clientStatusTtlSeconds, 5)
   t.equal(config.catalogueRefreshSeconds, 60)
@@ -125,15 +125,123 @@ t.test('bad values: a ConfigError naming the variable', async (t) => {
   refused(t, { SECRET_PEPPER: 'short' }, /\bSECRET_PEPPER\b/, 'a short SECRET_PEPPER')
 })
 
+t.test('TRUST_PROXY names the load balancers: addresses and CIDR ranges; true, hop counts and catch-all ranges are refused', async (t) => {
+  t.equal(loadConfig({}).trustProxy, false, 'off by default')
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: '' }).trustProxy, false, 'empty: off')
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8,192.168.1.5' }).trustProxy, ['10.0.0.0/8', '192.168.1.5'])
+  t.same(loadConfig({ TRUST_PROXY: ' 10.1.2.3 , fd00::/8,2001:db8::7 ' }).trustProxy, ['10.1.2.3', 'fd00::/8', '2001:db8::7'])
+  t.same(loadConfig({ TRUST_PROXY: 'uniquelocal' }).trustProxy, ['uniquelocal'], "proxy-addr's named ranges")
+  const refusals: [string, RegExp][] = [
+    ['true', /would trust every X-Forwarded-For hop/],
+    ['TRUE', /would trust every X-Forwarded-For hop/],
+    ['*', /would trust every/],
+    ['1', /hop count/],
+    ['2', /hop count/],
+    ['0.0.0.0/0', /covers every address/],
+    ['10.0.0.1,::/0', /covers every address/],
+    ['10.0.0.0/33', /prefix length/],
+    ['10.0.0.0/x', /prefix length/],
+    ['10.0.0.0/8/8', /not an IP address/],
+    ['balancer.internal', /not an IP address/],
+    ['10.0.0.1,true', /"true", which is not an IP address/],
+    ['127.1', /not an IP address/],
+    ['fe80::1%eth0', /not an IP address/],
+  ]
+  for (const [value, why] of refusals) {
+    let thrown: unknown
+    try {
+      loadConfig({ TRUST_PROXY: value })
+    } catch (err) {
+      thrown = err
+    }
+    t.ok(thrown instanceof ConfigError, `TRUST_PROXY=${value}: refused`)
+    t.match((thrown as Error | undefined)?.message, why, `TRUST_PROXY=${value}: says why`)
+    t.match(
+      (thrown as Error | undefined)?.message,
+      /TRUST_PROXY=10\.0\.0\.0\/8,192\.168\.1\.5/,
+      `TRUST_PROXY=${value}: shows the list form`,
+    )
+  }
+  const started = await node(['server.ts'], { TRUST_PROXY: 'true', PORT: '0', METRICS_PORT: '0', DATA_DIR: t.testdir({}) })
+  t.equal(started.code, 78, 'the server refuses to start with TRUST_PROXY=true (EX_CONFIG)')
+  t.match(started.stderr, /TRUST_PROXY=true would trust every X-Forwarded-For hop.*e\.g\. TRUST_PROXY=10\.0\.0\.0\/8,192\.168\.1\.5/)
+})
+
+t.test('backups: off by default; BACKUP_DIR on the project root when relative; fractional intervals', async (t) => {
+  t.has(loadConfig({}), { backupDir: undefined, backupIntervalMinutes: 60, backupKeep: 24 })
+  const config = loadConfig({ BACKUP_DIR: 'backups', BACKUP_INTERVAL_MINUTES: '0.5', BACKUP_KEEP: '3' })
+  t.has(config, { backupDir: resolve(projectRoot, 'backups'), backupIntervalMinutes: 0.5, backupKeep: 3 })
+  refused(
+    t,
+    { BACKUP_INTERVAL_MINUTES: '0' },
+    /^Invalid configuration: BACKUP_INTERVAL_MINUTES must be a number from 0\.01 to 10080/,
+    'zero',
+  )
+  refused(t, { BACKUP_INTERVAL_MINUTES: 'hourly' }, /BACKUP_INTERVAL_MINUTES must be a number/, 'words')
+  refused(t, { BACKUP_KEEP: '1.5' }, /BACKUP_KEEP must be a whole number from 1 to 10000/, 'a fraction of a backup')
+  refused(
+    t,
+    { DATA_DIR: '/srv/studio', BACKUP_DIR: '/srv/studio/backups' },
+    /BACKUP_DIR .* must be outside DATA_DIR/,
+    'inside the data folder',
+  )
+  refused(t, { DATA_DIR: '/srv/studio', BACKUP_DIR: '/srv' }, /BACKUP_DIR .* must be outside DATA_DIR/, 'around the data folder')
+  t.equal(loadConfig({ DATA_DIR: '/srv/studio', BACKUP_DIR: '/srv/studio-backups' }).backupDir, '/srv/studio-backups', 'a sibling is fine')
+})
+
 t.test('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET go together', async (t) => {
   const secret = 's'.repeat(40)
   refused(t, { BOOTSTRAP_CLIENT_ID: 'website-form' }, /\bBOOTSTRAP_CLIENT_SECRET\b/, 'an id without a secret')
   refused(t, { BOOTSTRAP_CLIENT_SECRET: secret }, /\bBOOTSTRAP_CLIENT_ID\b/, 'a secret without an id')
   refused(t, { BOOTSTRAP_CLIENT_ID: 'website-form', BOOTSTRAP_CLIENT_SECRET: 'too-short' }, /\bBOOTSTRAP_CLIENT_SECRET\b/, 'a short secret')
+  refused(
+    t,
+    { BOOTSTRAP_CLIENT_ID: 'website-form', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) },
+    /\bBOOTSTRAP_CLIENT_SECRET\b/,
+    'a secret over 256 characters (the spec bounds client_secret)',
+  )
   refused(t, { BOOTSTRAP_CLIENT_ID: 'has space', BOOTSTRAP_CLIENT_SECRET: secret }, /\bBOOTSTRAP_CLIENT_ID\b/, 'a bad id')
   const config = loadConfig({ BOOTSTRAP_CLIENT_ID: 'website-form', BOOTSTRAP_CLIENT_SECRET: secret })
   t.equal(config.bootstrapClientId, 'website-form')
   t.equal(config.bootstrapClientSecret, secret)
+})
+
+t.test('email: SMTP_URL and LEAD_EMAIL_TO go together; addresses are read as a list; the password is never echoed', async (t) => {
+  const config = loadConfig({
+    SMTP_URL: 'smtps://leads:s3cret@mail.example:465',
+    LEAD_EMAIL_TO: ' studio@example.com , owner@example.com',
+    PUBLIC_HOST: 'api.studio.example:8443',
+  })
+  t.equal(config.smtpUrl, 'smtps://leads:s3cret@mail.example:465')
+  t.same(config.leadEmailTo, ['studio@example.com', 'owner@example.com'])
+  t.equal(config.leadEmailFrom, 'Studio API <leads@api.studio.example>', 'the default sender: the public host, without its port')
+  t.equal(loadConfig({ LEAD_EMAIL_FROM: 'Atelier <hello@atelier.example>' }).leadEmailFrom, 'Atelier <hello@atelier.example>')
+  t.same(loadConfig({}).leadEmailTo, [], 'no email by default')
+  refused(t, { SMTP_URL: 'smtp://mail.example:587' }, /LEAD_EMAIL_TO is required when SMTP_URL is set/, 'SMTP_URL alone')
+  refused(t, { LEAD_EMAIL_TO: 'studio@example.com' }, /SMTP_URL is required when LEAD_EMAIL_TO is set/, 'LEAD_EMAIL_TO alone')
+  refused(
+    t,
+    { SMTP_URL: 'smtp://mail.example', LEAD_EMAIL_TO: 'studio at example.com' },
+    /LEAD_EMAIL_TO must be one or more email addresses/,
+    'not an address',
+  )
+  refused(
+    t,
+    { LEAD_EMAIL_FROM: 'Atelier <hello>' },
+    /LEAD_EMAIL_FROM must be an email address, or Name <address>/,
+    'a sender without an address',
+  )
+  let message = ''
+  try {
+    loadConfig({ SMTP_URL: 'http://leads:s3cret@mail.example', LEAD_EMAIL_TO: 'studio@example.com' })
+  } catch (err) {
+    message = (err as Error).message
+  }
+  t.match(message, /SMTP_URL must be an SMTP URL such as smtp:\/\//)
+  t.notMatch(message, /s3cret/, 'the password is not echoed')
+  t.equal(loadConfig({ WEBHOOKS_CONCURRENCY: '16', WEBHOOKS_TIMEOUT_SECONDS: '30' }).webhooksConcurrency, 16)
+  refused(t, { WEBHOOKS_CONCURRENCY: '0' }, /WEBHOOKS_CONCURRENCY must be a whole number from 1 to 256/, 'no concurrency')
 })
 
 t.test('RATE_LIMITS', async (t) => {
@@ -146,6 +254,11 @@ t.test('RATE_LIMITS', async (t) => {
     getLeads: { max: 7 },
   })
   t.same(parseRateLimits(''), {})
+  // Bounded as the spec bounds X-RateLimit-Limit (at most 1000000000) and X-RateLimit-Reset (a day).
+  t.same(parseRateLimits('getProjects=1000000000/1 day'), { getProjects: { max: 1_000_000_000, window: '1 day' } })
+  for (const bad of ['getProjects=1000000001', 'getProjects=5/2 days', 'getProjects=5/soon']) {
+    refused(t, { RATE_LIMITS: bad }, /\bRATE_LIMITS\b/, `RATE_LIMITS=${bad}`)
+  }
   for (const bad of ['getProjects', 'getProjects=lots', 'getProjects=12/', '=12', 'getProjects=-1', 'get-projects=1']) {
     refused(t, { RATE_LIMITS: bad }, /\bRATE_LIMITS\b/, `RATE_LIMITS=${bad}`)
   }
@@ -285,7 +398,7 @@ t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the ano
     open.inject({
       method: 'POST',
       url: '/scripts/enquiry_backend.php',
-      payload: { name: 'A', email: 'a@example.com', phone: '+44 20 7946 0000' },
+      payload: { name: 'A', email: 'a@example.com', phone: '+44 20 7946 0000', consent: true },
     })
   t.equal((await send()).statusCode, 200)
   const over = await send()

@@ -7,7 +7,7 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { call, spec, storageConfig, testApp, tokenFor } from './helpers/app.js'
-import { exchange } from './helpers/socket.js'
+import { type Conversation, exchange, open } from './helpers/socket.js'
 
 const PROJECTS = '/project_metadata.json'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -116,7 +116,10 @@ t.test('/openapi.json serves the spec, with servers = the public base URL', asyn
   t.equal(doc.openapi, '3.1.0')
   t.equal(doc.info.version, '1.3.0', 'the contract is 1.3.0 (the one place a test names the version)')
   t.equal(doc.info.version, spec.version)
-  t.same(doc.servers, [{ url: publicBaseUrl }])
+  t.equal(doc.servers.length, 1)
+  t.equal(doc.servers[0].url, publicBaseUrl, "this deployment's URL")
+  t.equal(doc.servers[0]['x-internal'], false, 'with the audience and environment the spec gives it (OWASP API9)')
+  t.match(doc.servers[0].description, /production/)
   t.equal(doc.components.securitySchemes.OAuth2.flows.clientCredentials.tokenUrl, `${publicBaseUrl}/api/token`)
   t.same(Object.keys(doc.paths).sort(), Object.keys(spec.document.paths).sort(), 'every path of the spec')
   t.equal(res.headers['x-api-version'], spec.version)
@@ -154,7 +157,7 @@ t.test('/docs: Swagger UI, with every asset served locally', async (t) => {
   const json = await call(t, app, { url: '/docs/json' })
   t.equal(json.statusCode, 200)
   t.equal(json.json().info.version, spec.version)
-  t.same(json.json().servers, [{ url: config.publicBaseUrl }], 'the served spec, as /openapi.json serves it')
+  t.equal(json.json().servers[0].url, config.publicBaseUrl, 'the served spec, as /openapi.json serves it')
 })
 
 t.test('rate limiting: 429 rate_limited with Retry-After, per client', async (t) => {
@@ -215,6 +218,14 @@ t.test('rate limiting: unauthenticated requests are keyed by address', async (t)
   t.equal(authed.statusCode, 200)
 })
 
+/** The API's security headers (plugins/headers), which README promises on every response. */
+function apiSecurityHeaders(t: Parameters<typeof testApp>[0], headers: Record<string, string | string[] | undefined>, label: string): void {
+  t.equal(headers['x-content-type-options'], 'nosniff', `${label}: nosniff`)
+  t.equal(headers['x-frame-options'], 'DENY', `${label}: X-Frame-Options`)
+  t.equal(headers['referrer-policy'], 'no-referrer', `${label}: Referrer-Policy`)
+  t.equal(headers['cross-origin-resource-policy'], 'same-origin', `${label}: Cross-Origin-Resource-Policy`)
+}
+
 /** A listening app, for requests only a socket can send. */
 async function listening(t: Parameters<typeof testApp>[0]): Promise<{ app: FastifyInstance; port: number }> {
   const { app } = await testApp(t)
@@ -254,6 +265,17 @@ t.test('what the HTTP parser refuses is answered in the Error shape too, and the
     ['an unknown method', get('FOO / HTTP/1.1'), 400, 'invalid_request', /method/],
     ['HTTP/3.0', get('GET / HTTP/3.0'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
     ['HTTP/1.2', get('GET / HTTP/1.2'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    ['HTTP/0.1', get('GET / HTTP/0.1'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    ['HTTP/2.1', get('GET / HTTP/2.1'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    ['HTTP/1 (no minor version)', get('GET / HTTP/1'), 505, 'http_version_not_supported', /HTTP\/1\.1/],
+    ['the HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http_version_not_supported', /HTTP\/2/],
+    ['a bare LF after the request line', 'GET / HTTP/1.1\nHost: x\n\n', 400, 'invalid_request', /CRLF/],
+    ['a bare LF after an HTTP/1.0 request line', 'GET / HTTP/1.0\n\n', 400, 'invalid_request', /CRLF/],
+    ['a bare LF after a header', 'GET / HTTP/1.1\r\nHost: x\n\r\n', 400, 'invalid_request', /CRLF/],
+    ['a bare LF ending the headers', 'GET / HTTP/1.1\r\nHost: x\r\n\n', 400, 'invalid_request', /CRLF/],
+    ['a bare LF after a request line without a version', 'GET /\n\n', 400, 'invalid_request', /CRLF/],
+    ['a bare CR after the request line', 'GET / HTTP/1.1\rHost: x\r\n\r\n', 400, 'invalid_request', /CRLF/],
+    ['a space after the version', get('GET / HTTP/1.1 '), 400, 'invalid_request', /request line/],
     [
       'chunk extensions over the limit',
       `POST /scripts/enquiry_backend.php HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n1;${'a'.repeat(20_000)}\r\na\r\n0\r\n\r\n`,
@@ -279,6 +301,7 @@ t.test('what the HTTP parser refuses is answered in the Error shape too, and the
     t.equal(res?.headers['x-api-version'], spec.version, `${label}: X-API-Version`)
     t.match(res?.headers['x-request-id'], UUID, `${label}: X-Request-Id`)
     t.equal(res?.headers.connection, 'close', `${label}: the connection is closed`)
+    apiSecurityHeaders(t, res?.headers ?? {}, label)
     // The path may be the token endpoint's, which the parser cannot know: the RFC 6749 fields too.
     t.type(body.error, 'string', `${label}: RFC 6749 error`)
     t.match(body.error_description, /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/, `${label}: RFC 6749 error_description`)
@@ -299,11 +322,94 @@ t.test('Node and Fastify answers after parsing are the Error shape too: Host, Ex
     t.equal(JSON.parse(res?.body || '{}').code, code, `${label}: code ${code}`)
     t.equal(res?.headers['x-api-version'], spec.version, `${label}: X-API-Version`)
     t.match(res?.headers['x-ratelimit-limit'], /^\d+$/, `${label}: rate-limit headers`)
+    apiSecurityHeaders(t, res?.headers ?? {}, label)
   }
   const missingHost = JSON.parse((await exchange(port, 'GET / HTTP/1.1\r\n\r\n'))?.body ?? '{}')
   t.match(missingHost.message, /Host/, 'the missing Host is named')
   const http10 = await exchange(port, 'GET /nope HTTP/1.0\r\n\r\n')
   t.equal(http10?.status, 404, 'HTTP/1.0 needs no Host')
+})
+
+t.test(
+  'HTTP versions the parser lets through but the server does not speak (0.9, 2.0): 505, as every version but 1.0 and 1.1',
+  async (t) => {
+    const { port } = await listening(t)
+    const cases: [string, string][] = [
+      ['HTTP/2.0', 'GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n'],
+      ['HTTP/2.0 to an operation', 'GET /project_metadata.json HTTP/2.0\r\nHost: x\r\n\r\n'],
+      ['HTTP/0.9', 'GET /healthz HTTP/0.9\r\nHost: x\r\n\r\n'],
+      ['a request line without a version (HTTP/0.9)', 'GET /healthz\r\n\r\n'],
+      ['HTTP/2.0 with a body', 'POST /api/token HTTP/2.0\r\nHost: x\r\nContent-Length: 29\r\n\r\ngrant_type=client_credentials'],
+    ]
+    for (const [label, request] of cases) {
+      const res = await exchange(port, request)
+      t.equal(res?.status, 505, `${label}: 505`)
+      t.equal(JSON.parse(res?.body || '{}').code, 'http_version_not_supported', `${label}: http_version_not_supported`)
+      t.match(JSON.parse(res?.body || '{}').hint, /HTTP\/1\.1/, `${label}: says which version to send`)
+      t.equal(res?.headers.connection, 'close', `${label}: the connection is closed`)
+      t.equal(res?.headers['x-api-version'], spec.version, `${label}: X-API-Version`)
+      apiSecurityHeaders(t, res?.headers ?? {}, label)
+    }
+    for (const version of ['1.0', '1.1']) {
+      const res = await exchange(port, `GET /healthz HTTP/${version}\r\nHost: x\r\nConnection: close\r\n\r\n`)
+      t.equal(res?.status, 200, `HTTP/${version} is served`)
+    }
+  },
+)
+
+/** What a connection has received once it matches `pattern` (or after 5 s). */
+async function until(c: Conversation, pattern: RegExp): Promise<string> {
+  const deadline = Date.now() + 5000
+  while (!pattern.test(c.received()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  return c.received()
+}
+
+t.test('Expect: 100-continue gets 100 Continue only once the request has passed the security gate', async (t) => {
+  const { app, port } = await listening(t)
+  const { token } = await tokenFor(app, ['write:leads'])
+  const body = JSON.stringify({ name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0000' })
+  const head = (headers: string) =>
+    `POST /scripts/enquiry_backend.php HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n${headers}\r\n`
+  const refusals: [string, string, number][] = [
+    ['no credentials', '', 401],
+    ['a forged token', 'Authorization: Bearer not.a.token\r\n', 401],
+    ['a token without the scope', `Authorization: Bearer ${(await tokenFor(app, ['read:leads'])).token}\r\n`, 403],
+  ]
+  for (const [label, headers, status] of refusals) {
+    const c = await open(port)
+    c.socket.write(head(headers))
+    const res = await c.response(5000)
+    t.equal(res?.status, status, `${label}: ${status} at once, without the body`)
+    t.notMatch(c.received(), /100 Continue/, `${label}: no 100 Continue`)
+    t.ok(await c.closed(5000), `${label}: the connection is closed rather than the body read`)
+  }
+  const wrongType = await open(port)
+  wrongType.socket.write(head(`Authorization: Bearer ${token}\r\n`).replace('application/json', 'text/plain'))
+  t.equal((await wrongType.response(5000))?.status, 415, 'a body in the wrong content type: 415')
+  t.notMatch(wrongType.received(), /100 Continue/, 'without 100 Continue')
+  wrongType.socket.destroy()
+
+  const c = await open(port)
+  c.socket.write(head(`Authorization: Bearer ${token}\r\n`))
+  t.match(await until(c, /\r\n\r\n/), /^HTTP\/1\.1 100 Continue\r\n\r\n$/, 'a request that passes the gate is invited to send its body')
+  c.socket.write(body)
+  t.match(await until(c, /HTTP\/1\.1 200 OK/), /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, 'then stored: 200')
+  c.socket.destroy()
+
+  // The token endpoint authenticates the client from the body too (client_secret_post): it gets 100 Continue.
+  const tokenRequest = 'grant_type=client_credentials'
+  const te = await open(port)
+  te.socket.write(
+    `POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${tokenRequest.length}\r\nExpect: 100-continue\r\n\r\n`,
+  )
+  t.match(
+    await until(te, /\r\n\r\n/),
+    /^HTTP\/1\.1 100 Continue\r\n/,
+    'the token endpoint, which needs the body to authenticate, asks for it',
+  )
+  te.socket.write(tokenRequest)
+  t.match(await until(te, /HTTP\/1\.1 4\d\d /), /HTTP\/1\.1 401 Unauthorized/, 'and answers it (no client credentials: 401)')
+  te.socket.destroy()
 })
 
 t.test('a body with a __proto__ key: 400 saying the key is refused, not "not valid JSON"', async (t) => {

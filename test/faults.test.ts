@@ -1,24 +1,13 @@
-// Fault tests on real processes, with throwaway PostgreSQL and Redis servers on spare ports
-// (the machine's shared servers are never stopped):
+// Fault tests on real processes, with throwaway PostgreSQL servers on spare ports (the
+// machine's shared servers are never stopped):
 //  1. kill -9 while 2,000 leads are being submitted, then restart: every acknowledged lead is in
 //     the log once, whole; on SQLite and on PostgreSQL.
 //  2. PostgreSQL stops under load, then restarts: 503 service_unavailable meanwhile, recovery
 //     without a restart of the API, nothing acknowledged lost.
-//  3. Redis stops: the API keeps answering and still limits, per instance.
-import { randomBytes } from 'node:crypto'
+// (Redis stopping under the API: test/shared-limits.test.ts.)
 import t, { type Test } from 'tap'
 import { leadFor, type Outcome, readLog, type Sent, submitMany } from './helpers/flood.js'
-import {
-  canRunRedis,
-  needsPostgres,
-  requirePart,
-  type ServerProcess,
-  sharedSecrets,
-  startServer,
-  throwawayPostgres,
-  throwawayRedis,
-  tokenFrom,
-} from './helpers/processes.js'
+import { needsPostgres, type ServerProcess, sharedSecrets, startServer, throwawayPostgres, tokenFrom } from './helpers/processes.js'
 
 /** Every acknowledged lead once and whole; no row that is not a lead we sent, none twice. */
 function checkLog(t: Test, log: Awaited<ReturnType<typeof readLog>>, acked: Map<string, Sent>, sentTotal: number): void {
@@ -129,46 +118,6 @@ t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing
   t.ok(outcome.acked.size >= ackedAtRestart + 50, 'the API recovered without a restart')
   t.equal((await fetch(`${server.url}/readyz`)).status, 200, '/readyz ready again')
   checkLog(t, await readLog(server.url, token), outcome.acked, n)
-  t.equal(await server.stop(), 0)
-})
-
-t.test('Redis stops: the API keeps answering, and limits per instance until it is back', async (t) => {
-  if (!requirePart(t, canRunRedis(), 'redis-server', 'apt-get install redis-server')) return
-  const redis = await throwawayRedis(t)
-  const secrets = sharedSecrets()
-  const server = await startServer(t, {
-    ...secrets,
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: `fault-${randomBytes(3).toString('hex')}:`,
-    RATE_LIMITS: 'getProjects=5/1 minute',
-  })
-  const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
-  const get = () => fetch(`${server.url}/project_metadata.json`, { headers: { authorization: `Bearer ${token}` } })
-
-  const before = await get()
-  t.equal(before.status, 200)
-  t.equal(before.headers.get('x-ratelimit-remaining'), '4', 'counted in Redis')
-  t.match((await (await fetch(`${server.url}/readyz`)).json()) as object, { redis: 'ok' })
-
-  await redis.stop()
-  const statuses: number[] = []
-  for (let i = 0; i < 7; i++) statuses.push((await get()).status)
-  t.same(statuses, [200, 200, 200, 200, 200, 429, 429], 'answers while Redis is down, limited by counters of its own')
-  const ready = await fetch(`${server.url}/readyz`)
-  t.equal(ready.status, 200, 'still ready: storage is fine')
-  t.match((await ready.json()) as object, { redis: /unreachable/ })
-
-  await redis.start()
-  const deadline = Date.now() + 15_000
-  let shared: Response | undefined
-  while (Date.now() < deadline) {
-    shared = await get()
-    // Back on Redis: the window there still holds the one request counted before the outage.
-    if (shared.status === 200 && shared.headers.get('x-ratelimit-remaining') === '3') break
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  t.equal(shared?.headers.get('x-ratelimit-remaining'), '3', 'counting returns to Redis when it is back')
   t.equal(await server.stop(), 0)
 })
 

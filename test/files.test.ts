@@ -2,13 +2,16 @@
 // 0700 and every file in it 0600 whatever the umask and whatever modes an older version left, and
 // a folder that cannot be made private is reported at start-up. SQLite (its -wal and -shm too)
 // whatever the suite's backend: that is where the files are.
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { leadOf, testApp, tokenFor } from './helpers/app.js'
+import { run } from './helpers/cli.js'
 import { captureLog } from './helpers/log.js'
+import { requirePart, startServer } from './helpers/processes.js'
 
 const mode = (path: string): string => (statSync(path).mode & 0o7777).toString(8).padStart(4, '0')
 
@@ -97,9 +100,60 @@ t.test('a data folder that cannot be made private (a shared, sticky one): a warn
 
 t.test('a private folder gives no warning', async (t) => {
   const log = captureLog()
-  const config = createConfig({ dataDir: join(t.testdir({}), 'var'), databaseUrl: undefined, logLevel: 'warn' })
+  // A configured enquiry contact: the default one is warned about (test/first-run.test.ts).
+  const config = createConfig({
+    dataDir: join(t.testdir({}), 'var'),
+    databaseUrl: undefined,
+    logLevel: 'warn',
+    enquiryContact: 'Write to hello@studio.example',
+  })
   const app = await buildApp(config, { logger: { level: 'warn', stream: log.stream } })
   t.teardown(() => app.close())
   await app.ready()
   t.same(log.lines(), [], 'nothing at warn level')
+})
+
+// Finding 17.9: a data folder, or a key or database in it, that belongs to another user is refused
+// at start, naming the path, its owner and the fix (as sshd's StrictModes refuses another user's
+// keys). Needs root to give files away (chown to nobody, uid 65534).
+const NOBODY = 65534
+const asRoot = process.getuid?.() === 0
+
+t.test("another user's data folder, key or database: the server refuses to start", async (t) => {
+  if (!requirePart(t, asRoot, 'root (to chown test files to another user)', 'run the tests as root')) return
+  const planted = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  const cases: [string, (dataDir: string) => string][] = [
+    ['the folder', (dataDir) => dataDir],
+    ['a planted signing key', (dataDir) => join(dataDir, 'keys', 'signing-key.pem')],
+    ['the keys folder', (dataDir) => join(dataDir, 'keys')],
+    ['the database', (dataDir) => join(dataDir, 'studio.db')],
+  ]
+  for (const [what, owned] of cases) {
+    const dataDir = join(t.testdir({}), 'var')
+    // A folder set up as a first start would, then the key replaced by one another user planted.
+    await startAndWrite(t, dataDir)
+    writeFileSync(join(dataDir, 'keys', 'signing-key.pem'), planted, { mode: 0o600 })
+    chownSync(owned(dataDir), NOBODY, NOBODY)
+    const config = createConfig({ dataDir, databaseUrl: undefined })
+    await t.rejects(
+      buildApp(config).then((app) => app.ready()),
+      {
+        message: new RegExp(
+          `^${owned(dataDir).replaceAll('.', '\\.')} belongs to nobody \\(uid ${NOBODY}\\), not to root \\(uid 0\\) that runs the server: .*chown -R root ${dataDir.replaceAll('.', '\\.')}`,
+        ),
+      },
+      `${what} owned by nobody: refused, with the path, its owner and the fix`,
+    )
+  }
+})
+
+t.test("another user's data folder: the server process stops with the reason; the CLI refuses too", async (t) => {
+  if (!requirePart(t, asRoot, 'root (to chown test files to another user)', 'run the tests as root')) return
+  const dataDir = join(t.testdir({}), 'var')
+  await startAndWrite(t, dataDir)
+  chownSync(join(dataDir, 'keys', 'secret-pepper'), NOBODY, NOBODY)
+  await t.rejects(startServer(t, { DATA_DIR: dataDir }), /studio-api failed to start: .*secret-pepper belongs to nobody/)
+  const cli = await run('clients', ['list'], createConfig({ dataDir, databaseUrl: undefined }))
+  t.equal(cli.code, 1)
+  t.match(cli.stderr, /secret-pepper belongs to nobody \(uid 65534\), not to root \(uid 0\) that runs this command/)
 })

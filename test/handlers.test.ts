@@ -60,7 +60,7 @@ t.test('getProjects: 404 with no catalogue, 200 with ETag, 304 on a match', asyn
   t.notOk(ifNoneMatchHits(undefined, '"v1"'))
 })
 
-t.test('submitLead: hands the lead to the leads service with the right owner and key', async (t) => {
+t.test('submitLead: hands the lead to the leads service with the right owner, key, source and consent', async (t) => {
   const calls: unknown[][] = []
   const leads = {
     submit: async (...args: unknown[]) => {
@@ -80,11 +80,16 @@ t.test('submitLead: hands the lead to the leads service with the right owner and
     fakeReply().reply,
   )
   t.same(receipt, { id: 'lead-1', received_at: '2026-11-22T10:00:00.000Z', status: 'received' })
-  await handler(request({ body: lead, ip: '10.0.0.2', headers: {}, principal: null }), fakeReply().reply)
+  await handler(request({ body: { ...lead, consent: true }, ip: '10.0.0.2', headers: {}, principal: null }), fakeReply().reply)
   t.same(calls, [
-    [lead, { clientId: 'cl_x', owner: 'client:cl_x' }, 'k1'],
-    [lead, { clientId: null, owner: 'addr:10.0.0.2' }, undefined],
+    [lead, { clientId: 'cl_x', owner: 'client:cl_x', source: 'api', consent: false }, 'k1'],
+    [lead, { clientId: null, owner: 'addr:10.0.0.2', source: 'form', consent: true }, undefined],
   ])
+  // The website form without the person's consent: refused, nothing handed on.
+  await t.rejects(handler(request({ body: lead, ip: '10.0.0.3', headers: {}, principal: null }), fakeReply().reply), {
+    code: 'invalid_request',
+  })
+  t.equal(calls.length, 2)
 })
 
 t.test('issueToken: grant and client rules, failures counted, the guard respected', async (t) => {
@@ -108,10 +113,16 @@ t.test('issueToken: grant and client rules, failures counted, the guard respecte
           }
         },
       } as unknown as Deps['auth'],
+      // Every attempt counts as a failure until the handler releases it.
       authFailures: {
-        refusal: async () => refusal,
-        record: async (_r, id) => {
+        attempt: async (_r, id) => {
+          if (refusal) return refusal
           failures.push(id)
+          return {
+            release: () => {
+              failures.splice(failures.lastIndexOf(id), 1)
+            },
+          }
         },
       },
     }),

@@ -4,6 +4,8 @@ import t from 'tap'
 import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
+/** What the website form sends: the lead and the person's consent (its box ticked). */
+const formLead = (n: number) => ({ ...leadOf(n), consent: true })
 
 t.test('a lead is stored durably, answered with a receipt, and appears in the log', async (t) => {
   const { app } = await testApp(t)
@@ -30,6 +32,7 @@ t.test('a lead is stored durably, answered with a receipt, and appears in the lo
       phone: '+44 20 7946 0958',
       received_at: receipt.received_at,
       client_id: clientId,
+      source: 'api',
     },
   ])
 })
@@ -259,18 +262,18 @@ t.test('submitLead needs write:leads by default', async (t) => {
 
 t.test('operator switch: anonymous leads are accepted, with a stricter per-address limit', async (t) => {
   const { app } = await testApp(t, { leadsAllowAnonymous: true })
-  const first = await call(t, app, { method: 'POST', url: SUBMIT, payload: leadOf(1) })
+  const first = await call(t, app, { method: 'POST', url: SUBMIT, payload: formLead(1) })
   t.equal(first.statusCode, 200)
   t.equal(first.headers['x-ratelimit-limit'], '10', 'anonymous budget is anonymous_max')
   // A bad token is still refused: presenting credentials never silently downgrades to anonymous.
-  const bad = await call(t, app, { method: 'POST', url: SUBMIT, headers: { authorization: 'Bearer not.a.token' }, payload: leadOf(2) })
+  const bad = await call(t, app, { method: 'POST', url: SUBMIT, headers: { authorization: 'Bearer not.a.token' }, payload: formLead(2) })
   t.equal(bad.statusCode, 401)
   const { token } = await tokenFor(app, ['write:leads'])
   const authed = await call(t, app, { method: 'POST', url: SUBMIT, headers: { authorization: `Bearer ${token}` }, payload: leadOf(3) })
   t.equal(authed.statusCode, 200)
   t.equal(authed.headers['x-ratelimit-limit'], '60', 'an authenticated client keeps the normal budget')
-  for (let i = 4; i <= 11; i++) await call(t, app, { method: 'POST', url: SUBMIT, payload: leadOf(i) })
-  const over = await call(t, app, { method: 'POST', url: SUBMIT, payload: leadOf(12) })
+  for (let i = 4; i <= 11; i++) await call(t, app, { method: 'POST', url: SUBMIT, payload: formLead(i) })
+  const over = await call(t, app, { method: 'POST', url: SUBMIT, payload: formLead(12) })
   t.equal(over.statusCode, 429)
   t.equal(over.json().code, 'rate_limited')
   t.match(over.headers['retry-after'], /^\d+$/)

@@ -121,7 +121,11 @@ t.test('a body that is not JSON (or no body) is refused before it is read, like 
     t.equal(empty.statusCode, 400, `${label}: 400`)
     t.equal(empty.json().code, 'invalid_request')
     t.match(empty.json().hint, /application\/json/)
-    t.match(empty.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: empty.json().message } }, 'also a JSON-RPC error')
+    t.match(
+      empty.json(),
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: empty.json().message } },
+      'also a JSON-RPC error: no JSON received, a parse error',
+    )
   }
 })
 
@@ -295,7 +299,17 @@ t.test(
     t.match(textOf(filed), /note was passed on/)
     t.same(
       await leadsLog(t, l),
-      [{ id: receipt.id, ...leadOf(2), note, received_at: receipt.received_at, client_id: null }],
+      [
+        {
+          id: receipt.id,
+          ...leadOf(2),
+          note,
+          received_at: receipt.received_at,
+          client_id: null,
+          source: 'agent',
+          consented_at: receipt.received_at,
+        },
+      ],
       'GET /leads.json shows it, note included',
     )
 
@@ -345,8 +359,16 @@ t.test('recent_leads: the newest leads first, since an instant, at most limit, i
 
   const all = await client.callTool({ name: 'recent_leads', arguments: {} })
   t.same(all.structuredContent, { leads: [...log].reverse() }, 'every lead, newest first')
-  t.match(textOf(all), /^The 4 latest leads received, newest first:\n- .*Prospect 4 <prospect4@example\.com>/)
-  t.match(textOf(all), /note: "Villa in Mallorca"/)
+  t.match(textOf(all), /^The 4 latest leads received, newest first\. .*untrusted data/)
+  t.same(
+    textOf(all)
+      .split('\n')
+      .slice(1)
+      .map((line) => JSON.parse(line)),
+    [...log].reverse(),
+    'then one lead per line, as JSON',
+  )
+  t.match(textOf(all), /"note":"Villa in Mallorca"/)
 
   const two = await client.callTool({ name: 'recent_leads', arguments: { limit: 2 } })
   t.same(two.structuredContent, { leads: [log[3], log[2]] }, 'limit')
@@ -569,6 +591,8 @@ for (const [mode, who] of [
           note: 'A loft in Brooklyn',
           received_at: receipt.received_at,
           client_id: writer?.clientId ?? null,
+          source: 'agent',
+          consented_at: receipt.received_at,
         },
       ])
     },
@@ -611,7 +635,7 @@ t.test('request_consultation refuses bad input with the HTTP hints and stores no
   t.equal(await app.leads.count(), 1, 'the same lead, well-formed, is stored')
   t.same(
     Object.keys((await leadsLog(t, l))[0] ?? {}).sort(),
-    ['client_id', 'email', 'id', 'name', 'phone', 'received_at'],
+    ['client_id', 'consented_at', 'email', 'id', 'name', 'phone', 'received_at', 'source'],
     'a blank note is not stored',
   )
 })

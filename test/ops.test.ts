@@ -14,7 +14,12 @@ t.test('/healthz and /readyz sit outside auth and rate limits', async (t) => {
   t.equal(live.headers['x-ratelimit-limit'], undefined, 'no rate limit on health checks')
   const ready = await app.inject({ url: '/readyz' })
   t.equal(ready.statusCode, 200)
-  t.match(ready.json(), { status: 'ready', storage: app.store.dialect, redis: app.redis ? 'ok' : 'not configured' })
+  t.same(ready.json(), { status: 'ready' }, 'the public /readyz says ready, and nothing about the storage engine or Redis')
+  t.same(
+    await app.readiness(),
+    { status: 'ready', storage: app.store.dialect, storage_state: 'ok', redis: app.redis ? 'ok' : 'not configured', closing: false },
+    'the details are for the operator (the metrics listener)',
+  )
 })
 
 t.test('/metrics counts requests, latency, rejections, leads and token outcomes', async (t) => {
@@ -68,8 +73,17 @@ t.test('the metrics listener: its own port, on 127.0.0.1 by default; nothing els
   t.match(await scraped.text(), /studio_process_resident_memory_bytes \d+/)
   const onApi = await fetch(`${server.url}/metrics`)
   t.equal(onApi.status, 404, 'the API port does not serve them')
+  const ready = await fetch(`http://127.0.0.1:${metricsPort}/readyz`)
+  t.equal(ready.status, 200)
+  t.same(
+    await ready.json(),
+    { status: 'ready', storage: 'sqlite', storage_state: 'ok', redis: 'not configured', closing: false },
+    "the metrics listener's /readyz has the details the public one keeps to itself",
+  )
+  const publicReady = await fetch(`${server.url}/readyz`)
+  t.same(await publicReady.json(), { status: 'ready' }, 'the API port says ready, no more')
   const elsewhere = await fetch(`http://127.0.0.1:${metricsPort}/leads.json`)
-  t.equal(elsewhere.status, 404, 'the metrics port serves nothing but /metrics')
+  t.equal(elsewhere.status, 404, 'the metrics port serves nothing but /metrics and /readyz')
   t.equal(((await elsewhere.json()) as { code: string }).code, 'not_found')
   const posted = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { method: 'POST' })
   t.equal(posted.status, 405)
@@ -94,5 +108,6 @@ t.test('while closing, new requests get 503 service_unavailable in the Error sha
   t.equal(res.headers.connection, 'close')
   const ready = await app.inject({ url: '/readyz' })
   t.equal(ready.statusCode, 503, 'readiness fails at once, so the load balancer stops sending')
+  t.match(await app.readiness(), { status: 'not ready', closing: true }, 'the details say why')
   app.lifecycle.closing = false
 })

@@ -12,7 +12,7 @@ import { migrator } from '../plugins/store/migrations.js'
 import { connect, openStore, type Store } from '../plugins/store/open.js'
 import { StatementCache } from '../plugins/store/watched.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
-import { WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
+import { EMAIL_ENDPOINT_ID, WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
 import { freshSchemaUrl } from './helpers/app.js'
 import { requirePart } from './helpers/processes.js'
 
@@ -63,7 +63,15 @@ const repositories = (store: Store) => ({
   webhooks: new WebhooksRepository(store.db, store.dialect),
 })
 
-const MIGRATIONS = ['001_initial', '002_lead_fields_document', '003_webhooks', '004_client_secret_generation']
+const MIGRATIONS = [
+  '001_initial',
+  '002_lead_fields_document',
+  '003_webhooks',
+  '004_client_secret_generation',
+  '005_event_lead_id',
+  '006_personal_data',
+  '007_email_channel',
+]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()
 const lead = (id: string, s = 0, client: string | null = 'cl_a') => ({
@@ -288,7 +296,22 @@ for (const backend of backends) {
       await wh.addEndpoint(endpoint('we_other', 'something.else', 3))
       await wh.setDisabled('we_b', { at: at(4), reason: 'answered 410 Gone' })
       const events = ['w1', 'w2', 'w3'].map((id, i) => leadReceived(lead(id, 60 + i) as NewLead))
-      await store.db.transaction().execute((trx) => writeEvents(trx, events))
+      t.equal(
+        await store.db.transaction().execute((trx) => writeEvents(trx, events)),
+        3,
+        'one delivery per event for the one subscribed, enabled endpoint',
+      )
+      t.equal(
+        await store.db.transaction().execute((trx) =>
+          writeEvents(
+            trx,
+            [leadReceived(lead('w0', 59) as NewLead)].map((e) => ({ ...e, type: 'nobody.listens' })),
+          ),
+        ),
+        0,
+        'no delivery for an event no endpoint subscribes to',
+      )
+      await store.db.deleteFrom('webhook_events').where('type', '=', 'nobody.listens').execute()
       const ids = events.map((e) => e.id)
       t.same(
         (await wh.due('we_a', at(59), 10)).map((d) => d.event_id),
@@ -304,23 +327,49 @@ for (const backend of backends) {
       t.same(await wh.due('we_other', at(90), 10), [], 'an endpoint not subscribed gets none')
 
       // Leases: one holder at a time; renewing needs the lease; a lapsed lease is taken over.
-      const mine = await wh.leaseEndpoints('i1', at(90), at(110), 10)
+      const mine = await wh.leaseEndpoints('i1', at(90), at(110), 'healthy', 10)
       t.same(
         mine.map((e) => e.id),
         ['we_a'],
         'only endpoints with due deliveries are leased',
       )
-      t.same(await wh.leaseEndpoints('i2', at(95), at(115), 10), [], 'a live lease is not taken')
+      t.same(await wh.leaseEndpoints('i2', at(95), at(115), 'healthy', 10), [], 'a live lease is not taken')
       t.ok(await wh.renewLease('we_a', 'i1', at(120)), 'the holder renews')
       t.notOk(await wh.renewLease('we_a', 'i2', at(120)), 'another instance cannot')
       t.same(
-        (await wh.leaseEndpoints('i2', at(121), at(140), 10)).map((e) => e.id),
+        (await wh.leaseEndpoints('i2', at(121), at(140), 'healthy', 10)).map((e) => e.id),
         ['we_a'],
         'a lapsed lease is taken over',
       )
-      await wh.releaseLease('we_a', 'i1')
+      await wh.releaseLease('we_a', 'i1', { at: at(122), delivered: false, failure: '503' })
       t.notOk(await wh.renewLease('we_a', 'i1', at(150)), 'releasing another owner’s lease does nothing')
-      await wh.releaseLease('we_a', 'i2')
+      t.match(await wh.findEndpoint('we_a'), { failing_since: null, last_failure: null }, 'nor touches its health')
+
+      // Health: a turn that ends in a failure moves the endpoint to the failing pool, with its
+      // last failure; one that delivers brings it back; the failure stays on record.
+      await wh.releaseLease('we_a', 'i2', { at: at(123), delivered: false, failure: 'timeout' })
+      t.match(await wh.findEndpoint('we_a'), {
+        failing_since: at(123),
+        last_failure: 'timeout',
+        last_failure_at: at(123),
+        served_at: at(123),
+      })
+      t.same(await wh.leaseEndpoints('i1', at(124), at(144), 'healthy', 10), [], 'a failing endpoint is not among the healthy')
+      t.same(
+        (await wh.leaseEndpoints('i1', at(124), at(144), 'failing', 10)).map((e) => e.id),
+        ['we_a'],
+        'but among the failing',
+      )
+      await wh.releaseLease('we_a', 'i1', { at: at(125), delivered: false, failure: '503' })
+      t.match(
+        await wh.findEndpoint('we_a'),
+        { failing_since: at(123), last_failure: '503', last_failure_at: at(125) },
+        'failing since its first failure',
+      )
+      t.same(await wh.leaseEndpoints('i1', at(126), at(146), 'failing', 0), [], 'no room: nothing leased')
+      await wh.leaseEndpoints('i1', at(126), at(146), 'failing', 1)
+      await wh.releaseLease('we_a', 'i1', { at: at(127), delivered: true })
+      t.match(await wh.findEndpoint('we_a'), { failing_since: null, last_failure: '503', served_at: at(127) }, 'healthy again')
 
       // Attempts: delivered, retried later, dead.
       const [e1, e2, e3] = ids as [string, string, string]
@@ -342,13 +391,35 @@ for (const backend of backends) {
       t.equal(await wh.pendingCount(), 1)
 
       // Replay: the dead and the delivered start over, the pending one is left as it is.
-      t.equal(await wh.replay({ eventId: e3 }, at(300)), 1, 'a dead letter is queued again')
+      t.equal(await wh.replay({ dead: true }, at(300)), 1, 'every dead letter is queued again (the one)')
       t.match(await wh.delivery('we_a', e3), { status: 'pending', attempts: 0 })
       t.equal(await wh.replay({ since: at(0) }, at(300)), 1, 'since: only what is not pending already (the delivered one)')
       await wh.setDisabled('we_b', null)
       t.equal(await wh.replay({ since: at(0) }, at(301), 'we_b'), 3, 'an endpoint enabled again gets what it missed, when asked')
       t.equal(await wh.eventExists(e1), true)
       t.equal(await wh.eventExists('msg_none'), false)
+
+      // A lead's events are found by its id; deleting them (erasure) takes every delivery with
+      // them, the email channel's included.
+      await wh.keepEmailEndpoint(['studio@example.com'], at(500))
+      await wh.keepEmailEndpoint(['studio@example.com', 'owner@example.com'], at(501))
+      t.match(await wh.findEndpoint(EMAIL_ENDPOINT_ID), {
+        kind: 'email',
+        url: 'mailto:studio@example.com,owner@example.com',
+        events: 'lead.received',
+        created_at: at(500),
+      })
+      const gone = leadReceived(lead('w-erased', 70) as NewLead)
+      await store.db.transaction().execute((trx) => writeEvents(trx, [gone]))
+      t.same(await wh.eventsOfLead('w-erased'), [gone.id])
+      t.match(await wh.delivery(EMAIL_ENDPOINT_ID, gone.id), { status: 'pending' }, 'an email delivery per lead')
+      await store.db.deleteFrom('webhook_events').where('lead_id', '=', 'w-erased').execute()
+      t.same(
+        await store.db.selectFrom('webhook_deliveries').select('endpoint_id').where('event_id', '=', gone.id).execute(),
+        [],
+        'deleting a lead’s events deletes its deliveries, email and webhook',
+      )
+      await wh.removeEndpoint(EMAIL_ENDPOINT_ID)
 
       // Rotation keeps the previous secret; removal takes the deliveries with it.
       t.ok(await wh.rotateSecret('we_a', 'whsec_y', at(400)))
@@ -377,6 +448,30 @@ for (const backend of backends) {
       t.same(row?.fields, { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }, 'the fields, intact')
       t.equal(row?.id, 'old-1')
       t.equal(row?.received_at, at(1))
+    })
+
+    t.test('005: outbox events written before it learn the lead they are about from their payload', async (t) => {
+      const fresh = await backend.config(t)
+      if (!fresh) return
+      const old = await connect(fresh)
+      t.teardown(() => old.db.destroy())
+      const before = await (await migrator(old.db as never, old.dialect)).migrateTo('004_client_secret_generation')
+      t.error(before.error)
+      const body = (type: string, data: object) => JSON.stringify({ type, timestamp: at(1), data })
+      await sql`insert into webhook_events (id, type, payload, created_at) values
+        ('msg_lead', 'lead.received', ${body('lead.received', { id: 'lead-1', name: 'Ada' })}, ${at(1)}),
+        ('msg_test', 'webhook.test', ${body('webhook.test', { endpoint_id: 'we_a' })}, ${at(2)})`.execute(old.db)
+      const up = await (await migrator(old.db as never, old.dialect)).migrateToLatest()
+      t.error(up.error)
+      const rows = await sql<{ id: string; lead_id: string | null }>`select id, lead_id from webhook_events order by id`.execute(old.db)
+      t.same(
+        rows.rows,
+        [
+          { id: 'msg_lead', lead_id: 'lead-1' },
+          { id: 'msg_test', lead_id: null },
+        ],
+        "a lead's event names its lead; a test event names none",
+      )
     })
 
     t.test('catalogue: publish replaces whole, etag follows content, unpublish', async (t) => {
@@ -458,4 +553,45 @@ t.test('SQLite statements are prepared once per text, except while an iterator h
   t.equal(cache.prepare('select a from t order by a'), first, 'the kept one again once the iterator is closed')
   for (let i = 0; i < 300; i++) cache.prepare(`select ${i}`)
   t.equal(cache.size, 256, 'bounded')
+})
+
+t.test('PostgreSQL: opening a store is not disturbed by other schemas created and dropped meanwhile', async (t) => {
+  const pgBackend = backends.find((b) => b.name === 'postgres')
+  const config = await pgBackend?.config(t)
+  if (!config?.databaseUrl) return
+  const { default: pg } = await import('pg')
+  const admin = new pg.Client({ connectionString: PG_BASE })
+  await admin.connect()
+  t.teardown(() => admin.end())
+  // Another application (or another test) churning schemas in the same database: each is
+  // created with a table and dropped again, while this store opens over and over.
+  const others = Array.from({ length: 40 }, (_, i) => `churn_${process.pid}_${i}`)
+  t.teardown(async () => {
+    for (const name of others) await admin.query(`drop schema if exists ${name} cascade`)
+  })
+  let churning = true
+  let cycles = 0
+  const churn = (async () => {
+    while (churning) {
+      for (const name of others) await admin.query(`create schema if not exists ${name}; create table if not exists ${name}.t (a int)`)
+      for (const name of others) await admin.query(`drop schema ${name} cascade`)
+      cycles++
+    }
+  })()
+  const failures: string[] = []
+  let opens = 0
+  // beforeMigrating makes the open list the migrations before applying them, as the server does.
+  while (opens < 30 || cycles < 3) {
+    try {
+      const store = await openStore(config, { beforeMigrating: async () => {} })
+      await store.close()
+    } catch (err) {
+      failures.push((err as Error).message)
+    }
+    opens++
+  }
+  churning = false
+  await churn
+  t.ok(cycles >= 3, `${cycles} cycles of 40 schemas created and dropped during ${opens} opens`)
+  t.same(failures, [], 'every open succeeded')
 })

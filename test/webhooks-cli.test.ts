@@ -33,12 +33,12 @@ t.test('webhooks: add, list, test, status, dead letter, replay, rotate-secret, e
   const secret = field(added.stdout, 'secret')
   t.match(id, /^we_[0-9a-f]{16}$/)
   t.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'a Standard Webhooks secret of 32 random bytes')
-  t.match(added.stdout, /^events: lead\.received$/m)
+  t.match(added.stdout, /^events: lead\.received lead\.erased$/m, 'an endpoint that gets leads hears of their erasure')
   rx.secrets.set('/hook', [secret])
 
   const list = await webhooks('list')
   t.equal(list.code, 0, list.stderr)
-  t.match(list.stdout, new RegExp(`^${id}\\tactive\\tlead\\.received\\t${rx.url}/hook\\t`, 'm'))
+  t.match(list.stdout, new RegExp(`^${id}\\tactive\\tlead\\.received lead\\.erased\\t${rx.url}/hook\\t`, 'm'))
   t.notOk(list.stdout.includes(secret.slice(6)), 'list never shows a secret')
 
   // test: a webhook.test event, delivered by the running app; the CLI waits for the outcome.
@@ -52,16 +52,23 @@ t.test('webhooks: add, list, test, status, dead letter, replay, rotate-secret, e
   rx.answer = () => 500
   const leadId = await submit(app, token, 1)
   const repo = adminOf(app).repo
-  await until('a dead letter', async () => (await repo.deadLetters(1)).length === 1)
+  await until(
+    'a dead letter',
+    async () => (await repo.deadLetters(1)).length === 1 && (await repo.findEndpoint(id))?.last_failure === '500',
+  )
   let status = await webhooks('status')
   t.equal(status.code, 0, status.stderr)
-  t.match(status.stdout, /^endpoint\tstate\tpending\tdelivered\tdead\toldest pending\turl$/m)
-  t.match(status.stdout, new RegExp(`^${id}\\tactive\\t0\\t1\\t1\\t-\\t`, 'm'), 'pending 0, delivered 1 (the test), dead 1')
+  t.match(status.stdout, /^endpoint\tchannel\tstate\tpending\tdelivered\tdead\toldest pending\tnext attempt\tlast failure\turl$/m)
+  t.match(
+    status.stdout,
+    new RegExp(`^${id}\\twebhook\\tfailing for \\d+s\\t0\\t1\\t1\\t-\\t-\\t500 \\(\\d+s ago\\)\\t${rx.url}/hook$`, 'm'),
+    'failing; pending 0, delivered 1 (the test), dead 1; nothing due; the last failure and when',
+  )
   const deadLine = status.stdout.split('\n').find((l) => l.startsWith('msg_'))
   t.match(
     deadLine,
-    new RegExp(`^msg_[0-9a-f]{32}\\t${id}\\tlead\\.received\\t2 attempts\\t500\\t`),
-    'the dead letter, its attempts and last outcome',
+    new RegExp(`^msg_[0-9a-f]{32}\\t${id}\\tlead\\.received\\t${leadId}\\t2 attempts\\t500\\t`),
+    'the dead letter, its lead, its attempts and last outcome',
   )
   const eventId = deadLine?.split('\t')[0] as string
   t.equal(rx.attempts.filter((a) => a.id === eventId).length, 2, 'attempted WEBHOOKS_MAX_ATTEMPTS times')
@@ -76,6 +83,12 @@ t.test('webhooks: add, list, test, status, dead letter, replay, rotate-secret, e
   const since = await webhooks('replay', '--since', '2000-01-01T00:00:00Z', '--endpoint', id)
   t.match(since.stdout, /^queued 1 deliveries/m, '--since: every lead event not pending (test events are not replayed)')
   await rx.waitFor((d) => d.filter((x) => x.id === eventId).length === 2)
+  // replay given a lead id: that lead's event, under its webhook-id.
+  await until('recorded', async () => (await repo.delivery(id, eventId))?.status === 'delivered')
+  const byLead = await webhooks('replay', leadId)
+  t.equal(byLead.code, 0, byLead.stderr)
+  t.match(byLead.stdout, /^queued 1 deliveries/m, 'a lead id finds its event')
+  await rx.waitFor((d) => d.filter((x) => x.id === eventId).length === 3)
 
   // rotate-secret: the new secret is printed once; both sign during the grace period.
   const rotated = await webhooks('rotate-secret', id, '--grace', '1h')
@@ -93,7 +106,11 @@ t.test('webhooks: add, list, test, status, dead letter, replay, rotate-secret, e
   const third = await submit(app, token, 3)
   await until('disabled', async () => (await repo.findEndpoint(id))?.disabled_at !== null)
   status = await webhooks('status')
-  t.match(status.stdout, new RegExp(`^${id}\\tdisabled \\(answered 410 Gone\\)\\t1\\t`, 'm'), 'disabled, one delivery waiting')
+  t.match(
+    status.stdout,
+    new RegExp(`^${id}\\twebhook\\tdisabled \\(answered 410 Gone\\)\\t1\\t\\d+\\t0\\t\\d+s\\t- \\(disabled\\)\\t410 `, 'm'),
+    'disabled, one delivery waiting',
+  )
   const refused = await webhooks('test', id)
   t.equal(refused.code, 1, 'a test to a disabled endpoint is refused')
   t.match(refused.stderr, new RegExp(`endpoint ${id} is disabled \\(answered 410 Gone\\): enable it first`))
@@ -117,7 +134,13 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
     ['no command', [], {}, 2, /no command given/],
     ['unknown command', ['frobnicate'], {}, 2, /unknown command frobnicate/],
     ['add without --url', ['add'], {}, 2, /add needs --url/],
-    ['an http URL', ['add', '--url', 'http://203.0.113.9/hook'], {}, 1, /must be https/],
+    [
+      'an http URL',
+      ['add', '--url', 'http://203.0.113.9/hook'],
+      {},
+      1,
+      /must be https \(got http\): set WEBHOOKS_ALLOW_PRIVATE=true .*and for the server alike/,
+    ],
     ['a private address', ['add', '--url', 'https://10.0.0.7/hook'], {}, 1, /10\.0\.0\.7.*not a public address.*WEBHOOKS_ALLOW_PRIVATE/],
     [
       'an unknown event type',
@@ -126,9 +149,10 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
       1,
       /unknown event type lead\.deleted; event types are lead\.received/,
     ],
-    ['replay with nothing', ['replay'], {}, 2, /replay needs an event id or --since/],
+    ['replay with nothing', ['replay'], {}, 2, /give an event id \(msg_…\), a lead id, --since TIME or --dead/],
     ['replay with both', ['replay', 'msg_x', '--since', '2026-01-01T00:00:00Z'], {}, 2, /one of them/],
-    ['replay of an unknown event', ['replay', 'msg_missing'], {}, 1, /no event msg_missing/],
+    ['replay of an unknown event', ['replay', 'msg_missing'], {}, 1, /no event msg_missing: give an event's webhook-id \(msg_…/],
+    ['replay of an unknown lead', ['replay', '01939f2e-0000-7000-8000-00000000000f'], {}, 1, /or the id of a stored lead/],
     ['replay --since garbage', ['replay', '--since', 'yesterday-ish'], {}, 2, /cannot read --since/],
     ['rotate-secret with a bad grace', ['rotate-secret', 'we_x', '--grace', 'a while'], {}, 2, /cannot read --grace/],
     ['rotate-secret of an unknown endpoint', ['rotate-secret', 'we_missing'], {}, 1, /no endpoint we_missing/],

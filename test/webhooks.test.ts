@@ -10,7 +10,7 @@ import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { addEndpoint, rotateSecret } from '../plugins/webhooks/admin.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
-import { isPublicAddress } from '../plugins/webhooks/safety.js'
+import { guardedLookup, isPublicAddress, UnsafeTarget } from '../plugins/webhooks/safety.js'
 import { retryDelay } from '../plugins/webhooks/schedule.js'
 import { DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES, send } from '../plugins/webhooks/sender.js'
 import { signingSecrets } from '../plugins/webhooks/signing.js'
@@ -18,6 +18,10 @@ import { call, leadOf, storageConfig, testApp, tokenFor } from './helpers/app.js
 import { connect, live } from './helpers/mcp.js'
 import { type Delivery, receiver } from './helpers/receiver.js'
 import { adminOf, endpointAt, metricsWith, until } from './helpers/webhooks.js'
+
+// The fairness case waits generously (receivers that never answer, a 120 s attempt timeout) on
+// top of the rest: more than the suite's 120 s per file on a busy machine.
+t.setTimeout(300_000)
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 const ALLOW = { webhooksAllowPrivate: true }
@@ -107,7 +111,15 @@ t.test('a lead from the MCP tool request_consultation is delivered like any othe
   await rx.waitFor((d) => d.length === 1)
   const [delivery] = rx.deliveries as [Delivery]
   t.same(delivery.verifiedBy, [0])
-  t.same(delivery.event.data, { id: receipt.id, ...leadOf(5), note: 'a loft in Lisbon', received_at: receipt.received_at, client_id: null })
+  t.same(delivery.event.data, {
+    id: receipt.id,
+    ...leadOf(5),
+    note: 'a loft in Lisbon',
+    received_at: receipt.received_at,
+    client_id: null,
+    source: 'agent',
+    consented_at: receipt.received_at,
+  })
 })
 
 t.test('a receiver down for a while (503s, then refused connections) gets everything once back', async (t) => {
@@ -246,8 +258,8 @@ t.test('safety: https to public addresses only, checked when added and at every 
   const { app } = await testApp(t) // WEBHOOKS_ALLOW_PRIVATE off, as in production
   const strict = adminOf(app, false)
   const refused: [string, RegExp][] = [
-    ['http://203.0.113.10/hook', /must be https/],
-    ['https://127.0.0.1/hook', /127\.0\.0\.1.*not a public address/],
+    ['http://203.0.113.10/hook', /must be https.*WEBHOOKS_ALLOW_PRIVATE=true/],
+    ['https://127.0.0.1/hook', /127\.0\.0\.1.*not a public address.*WEBHOOKS_ALLOW_PRIVATE=true/],
     ['https://localhost/hook', /not a public address/],
     ['https://10.1.2.3/hook', /not a public address/],
     ['https://192.168.1.20/hook', /not a public address/],
@@ -261,7 +273,11 @@ t.test('safety: https to public addresses only, checked when added and at every 
   for (const [url, why] of refused) await t.rejects(addEndpoint(strict, { url }), why, `${url} refused`)
   await t.rejects(addEndpoint(strict, { url: 'https://93.184.216.34/hook', events: ['lead.created'] }), /unknown event type lead\.created/)
   const ok = await addEndpoint(strict, { url: 'https://93.184.216.34/hook' })
-  t.same(ok.events, ['lead.received'], 'a public https URL is accepted (nothing is sent on adding)')
+  t.same(
+    ok.events,
+    ['lead.received', 'lead.erased'],
+    'a public https URL is accepted (nothing is sent on adding); lead.received brings lead.erased',
+  )
   await strict.repo.removeEndpoint(ok.endpoint_id)
 
   for (const [address, pub] of [
@@ -280,7 +296,8 @@ t.test('safety: https to public addresses only, checked when added and at every 
   }
 
   // Endpoints that became unsafe after they were added (a literal address, and a name whose DNS
-  // now answers a loopback address): the delivery is refused before any connection is made.
+  // now answers a loopback address): the delivery is refused before any connection is made, and
+  // held back (not counted as an attempt), saying which setting would let it through.
   const rx = await receiver(t)
   const lenient = adminOf(app, true)
   const plain = await addEndpoint(lenient, { url: `${rx.url}/plain` })
@@ -289,13 +306,147 @@ t.test('safety: https to public addresses only, checked when added and at every 
   const { submit } = await submitter(app)
   const event = await eventOf(app, await submit(leadOf(1)))
   const outcome = (e: { endpoint_id: string }) => lenient.repo.delivery(e.endpoint_id, event.id)
-  await until('the three attempts recorded', async () =>
-    (await Promise.all([plain, literal, named].map(outcome))).every((d) => d?.attempts === 1),
+  await until('the three outcomes recorded', async () =>
+    (await Promise.all([plain, literal, named].map(outcome))).every((d) => d?.last_outcome !== null),
   )
-  t.match(await outcome(plain), { status: 'pending', last_outcome: 'refused: http is not allowed' })
-  t.match(await outcome(literal), { status: 'pending', last_outcome: 'refused: not a public address' }, 'an address in the URL')
-  t.match(await outcome(named), { status: 'pending', last_outcome: 'refused: not a public address' }, 'a name resolved at connection time')
+  const held = (why: string) => ({
+    status: 'pending',
+    attempts: 0,
+    last_outcome: `held: ${why} on this server (WEBHOOKS_ALLOW_PRIVATE=true allows it)`,
+  })
+  t.match(await outcome(plain), held('http is not allowed'), 'an http:// URL')
+  t.match(await outcome(literal), held('not a public address'), 'an address in the URL')
+  t.match(await outcome(named), held('not a public address'), 'a name resolved at connection time')
   t.equal(rx.started, 0, 'no request reached the private address')
+  // The endpoint's health is recorded as its turn ends, a moment after the delivery's outcome.
+  await until('the status says why', async () => (await lenient.repo.status()).filter((e) => e.last_failure).length === 3)
+  const status = await lenient.repo.status()
+  for (const e of [plain, literal, named]) {
+    t.match(
+      status.find((s) => s.id === e.endpoint_id),
+      { pending: 1, failing_since: String, last_failure: /^held: .*WEBHOOKS_ALLOW_PRIVATE=true allows it/, next_attempt_at: String },
+      'status says why, and when it is looked at again',
+    )
+  }
+})
+
+t.test('safety: every IPv6 form of an IPv4 address is judged by that address or refused, at adding and at connecting', async (t) => {
+  const { app } = await testApp(t) // WEBHOOKS_ALLOW_PRIVATE off, as in production
+  const strict = adminOf(app, false)
+  const refused = [
+    '::127.0.0.1', // IPv4-compatible (::/96, deprecated): the URL parser writes it ::7f00:1
+    '::a9fe:a9fe', // the same, 169.254.169.254 (cloud metadata)
+    '::8.8.8.8', // IPv4-compatible is refused whatever it carries
+    '::ffff:169.254.169.254', // IPv4-mapped, judged by its IPv4
+    '::ffff:0:127.0.0.1', // SIIT (::ffff:0:0:0/96)
+    '64:ff9b::127.0.0.1', // NAT64's well-known prefix, judged by its IPv4
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::808:808', // local-use NAT64 (64:ff9b:1::/48)
+    '2002:7f00:1::1', // 6to4 (2002::/16)
+    '2002:808:808::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo (2001::/32)
+    'fec0::1', // site-local (deprecated)
+    '100::1', // discard-only
+    '2001:db8::1', // documentation
+    '1::1', // not global unicast (outside 2000::/3)
+    '4000::1',
+  ]
+  for (const address of refused) {
+    t.notOk(isPublicAddress(address), `${address} is not public`)
+    await t.rejects(
+      addEndpoint(strict, { url: `https://[${address}]/hook` }),
+      /not a public address.*WEBHOOKS_ALLOW_PRIVATE=true/,
+      `https://[${address}]/hook refused when added`,
+    )
+  }
+  for (const address of ['::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4007:80e::200e']) {
+    t.ok(isPublicAddress(address), `${address} is public`)
+  }
+
+  // At connection time: the guarded lookup (what every delivery's socket resolves through) refuses
+  // what the resolver answers, and an address in the URL is refused before connecting.
+  for (const address of ['::127.0.0.1', '::a9fe:a9fe', '64:ff9b::7f00:1', 'fec0::1']) {
+    const err = await new Promise<Error | null>((resolve) => guardedLookup(false)(address, {}, (e) => resolve(e)))
+    t.type(err, UnsafeTarget, `a name resolving to ${address} is refused at connection time`)
+  }
+  for (const address of ['::127.0.0.1', '::a9fe:a9fe', '::ffff:0:a9fe:a9fe']) {
+    t.same(
+      await send(`https://[${address}]:443/hook`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 }),
+      { error: 'refused: not a public address', allowedByPrivate: true },
+      `a delivery to [${address}] is refused before connecting`,
+    )
+  }
+  // And through the worker: endpoints added where private addresses were allowed, delivered by a
+  // server where they are not, are held back, nothing sent.
+  const lenient = adminOf(app, true)
+  const added = await Promise.all(['::127.0.0.1', '::ffff:0:127.0.0.1'].map((a) => addEndpoint(lenient, { url: `https://[${a}]:9/hook` })))
+  const { submit } = await submitter(app)
+  const event = await eventOf(app, await submit(leadOf(1)))
+  for (const e of added) {
+    await until('held', async () => (await lenient.repo.delivery(e.endpoint_id, event.id))?.last_outcome != null)
+    t.match(await lenient.repo.delivery(e.endpoint_id, event.id), {
+      status: 'pending',
+      attempts: 0,
+      last_outcome: 'held: not a public address on this server (WEBHOOKS_ALLOW_PRIVATE=true allows it)',
+    })
+  }
+})
+
+t.test('a commit wakes the worker when it made deliveries, and only then', async (t) => {
+  const { app } = await testApp(t, ALLOW)
+  const rx = await receiver(t)
+  const { submit } = await submitter(app)
+  // Lease queries made from a commit (the worker's poll makes others, on its own timer).
+  const repo = app.deliveries.repo
+  const lease = repo.leaseEndpoints.bind(repo)
+  let fromCommits = 0
+  repo.leaseEndpoints = (...args: Parameters<typeof lease>) => {
+    if (new Error().stack?.includes('afterCommit')) fromCommits++
+    return lease(...args)
+  }
+  for (let i = 0; i < 3; i++) await submit(leadOf(i))
+  t.equal(fromCommits, 0, 'no endpoint, no delivery: the commits leave the worker alone')
+  await endpointAt(app, rx, '/hook')
+  const id = await submit(leadOf(3))
+  t.ok(fromCommits > 0, 'a commit that made a delivery wakes the worker')
+  await rx.waitFor((d) => d.length === 1)
+  t.same(leadIds(rx.deliveries), [id], 'and the lead is delivered')
+})
+
+t.test('fair between endpoints: receivers that never answer do not hold up a healthy one', async (t) => {
+  // Two endpoints served at once, and a generous attempt timeout: every lead must reach the
+  // healthy endpoint while all six attempts to the hanging ones are still waiting for an answer.
+  const { app } = await testApp(t, { ...ALLOW, webhooksConcurrency: 2, webhooksTimeoutSeconds: 120 })
+  const rx = await receiver(t)
+  const hanging = ['/hang1', '/hang2', '/hang3', '/hang4', '/hang5', '/hang6']
+  // Added first: the hanging endpoints are the oldest (and would be served first by age).
+  for (const path of hanging) await endpointAt(app, rx, path)
+  const { id: healthy } = await endpointAt(app, rx, '/ok')
+  rx.answer = (path) => (path === '/ok' ? 200 : new Promise<number>(() => {}))
+  const { submit } = await submitter(app)
+  const ids: string[] = []
+  // One at a time: each lead its own commit, each wakes the worker.
+  for (let i = 0; i < 20; i++) ids.push(await submit(leadOf(i)))
+  await rx.waitFor((d) => d.filter((x) => x.path === '/ok').length === 20, 90_000)
+  await until('an attempt under way to every hanging endpoint', async () => hanging.every((p) => rx.requests.includes(p)), 90_000)
+
+  t.same(leadIds(rx.deliveries.filter((d) => d.path === '/ok')), ids, 'the healthy endpoint got every lead, in order')
+  const ended = await app.store.db
+    .selectFrom('webhook_deliveries')
+    .select(['endpoint_id', 'last_outcome'])
+    .where('attempts', '>', 0)
+    .execute()
+  t.same(
+    ended.filter((d) => d.endpoint_id !== healthy),
+    [],
+    'meanwhile no attempt to a hanging endpoint has ended (none timed out): they never held the healthy one up',
+  )
+  t.equal(rx.attempts.filter((a) => a.path !== '/ok').length, 0, 'the hanging receivers answered nothing')
+  t.same(
+    hanging.map((p) => rx.requests.filter((r) => r === p).length),
+    [1, 1, 1, 1, 1, 1],
+    'one attempt at a time to each hanging endpoint',
+  )
 })
 
 t.test('an attempt: at most the timeout, an answer read only up to a few KiB', async (t) => {
@@ -387,7 +538,11 @@ t.test('operations: metrics, /readyz unaffected by a failing receiver, no lead f
   await app.close()
   closed = true
   const log = lines.join('')
-  t.match(log, /webhook delivery failed; retrying later/, 'the failures were logged')
+  t.match(
+    log,
+    /"level":30,[^\n]*"endpoint":"we_[0-9a-f]+","channel":"webhook","event":"msg_[0-9a-f]+","attempt":1,"reason":"503","next_attempt_at":"[^"]+","msg":"delivery failed; retrying later"/,
+    'each failed attempt logged at info: endpoint, channel, event, attempt, reason, next attempt',
+  )
   const secrets = [added.secret, added.secret.slice(6), 'receiver-side-token-1234', rx.url]
   for (const needle of [...leads.flatMap((l) => [l.name, l.email, l.phone]), ...secrets]) {
     t.notOk(log.includes(needle), `the log never holds ${needle.slice(0, 12)}…`)
@@ -464,7 +619,7 @@ t.test('the retry schedule: exponential, ±20 % jitter, about a day over the def
 t.test('the served /openapi.json describes the events, so receivers generate types from it', async (t) => {
   const { app } = await testApp(t)
   const doc = (await app.inject({ url: '/openapi.json' })).json()
-  t.same(Object.keys(doc.webhooks), ['lead.received', 'webhook.test'])
+  t.same(Object.keys(doc.webhooks), ['lead.received', 'lead.erased', 'webhook.test'])
   t.same(doc.webhooks['lead.received'].post.requestBody.content['application/json'].schema, {
     $ref: '#/components/schemas/LeadReceivedEvent',
   })

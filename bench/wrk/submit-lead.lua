@@ -3,6 +3,7 @@
 -- alike (the tag must differ between invocations: run.ts gives each wrk run its own).
 --   BENCH_AUTHORIZATION  Authorization header value (unset: no header, e.g. the naive baseline)
 --   BENCH_LEAD_TAG       letters, digits and dashes naming this invocation
+--   BENCH_CONSENT        set: each lead carries "consent":true (an anonymous submission must)
 --
 --   LUA_PATH='bench/wrk/?.lua;;' BENCH_AUTHORIZATION="Bearer $TOKEN" BENCH_LEAD_TAG=try1 \
 --     wrk -t1 -c32 -d6s --latency -s bench/wrk/submit-lead.lua http://127.0.0.1:3000/scripts/enquiry_backend.php
@@ -15,6 +16,7 @@ if authorization then
   wrk.headers['Authorization'] = authorization
 end
 local tag = common.env('BENCH_LEAD_TAG', tostring(os.time()))
+local consent = common.env('BENCH_CONSENT', nil) and ',"consent":true' or ''
 
 -- setup() runs in wrk's main Lua state, once per thread: it numbers the threads.
 local threads = 0
@@ -32,8 +34,8 @@ local counter = 0
 function request()
   counter = counter + 1
   local body = string.format(
-    '{"name":"Bench Lead %s %d-%d","email":"lead%d.t%d.%s@example.com","phone":"+44 20 %08d"}',
-    tag, tid, counter, counter, tid, tag, counter % 100000000
+    '{"name":"Bench Lead %s %d-%d","email":"lead%d.t%d.%s@example.com","phone":"+44 20 %08d"%s}',
+    tag, tid, counter, counter, tid, tag, counter % 100000000, consent
   )
   return wrk.format(nil, nil, nil, body)
 end

@@ -6,6 +6,7 @@ import { matchKey } from '../../plugins/catalogue/names.js'
 import { projectPageUrl } from '../../plugins/catalogue/pages.js'
 import { cityMatches, countryMatches, countryName, knownLocations } from '../../plugins/catalogue/places.js'
 import { failure, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { jsonLine } from '../../plugins/mcp/untrusted.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import type { Deps } from '../deps.js'
 
@@ -39,7 +40,12 @@ export const listProjects: ToolModule<Deps> = {
         (city === undefined || cityMatches(p.location.city, city)) &&
         (country === undefined || countryMatches(p.location.country, country)),
     )
-    const filters = [style && `style "${style}"`, city && `city "${city}"`, country && `country "${country}"`].filter(Boolean)
+    // The caller's filters, quoted as JSON strings: nothing in them can read as a line of the list.
+    const filters = [
+      style && `style ${jsonLine(style)}`,
+      city && `city ${jsonLine(city)}`,
+      country && `country ${jsonLine(country)}`,
+    ].filter(Boolean)
     const lines = [
       `${projects.length} of ${view.projects.length} published projects${filters.length > 0 ? ` matching ${filters.join(', ')}` : ''}.`,
     ]

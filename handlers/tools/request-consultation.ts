@@ -25,11 +25,12 @@ export const requestConsultation: ToolModule<Deps> = {
   anonymous: { allowed: ({ config }) => config.mcpAnonymousConsultations, budget: ANONYMOUS_CONSULTATIONS },
   ui: { visibility: ['model', 'app'] },
   async run({ leads }, args: Args, caller) {
-    // Consent is required to call at all; what is stored is the lead.
+    // Consent is required to call at all; what is stored is the lead, its source and the consent's time.
     const { consent: _consent, ...lead } = args
-    const receipt = await leads.submit(lead, { clientId: caller.clientId, owner: caller.owner })
+    const receipt = await leads.submit(lead, { clientId: caller.clientId, owner: caller.owner, source: 'agent', consent: true })
     const lines = [
-      `Consultation request received (reference ${receipt.id}, ${receipt.received_at}). The studio will contact ${lead.name.trim()} by email or phone.`,
+      // The name is not echoed: the text is read by an agent, and a name is anyone's text.
+      `Consultation request received (reference ${receipt.id}, ${receipt.received_at}). The studio will contact the person by email or phone.`,
     ]
     if (lead.note?.trim()) lines.push('The note was passed on to the studio with the request.')
     return success(lines.join('\n'), receipt)

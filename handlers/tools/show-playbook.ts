@@ -2,6 +2,7 @@
 import type { components } from '../../generated/openapi.js'
 import { countryName, knownLocations } from '../../plugins/catalogue/places.js'
 import { failure, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { jsonLine } from '../../plugins/mcp/untrusted.js'
 import { buildPlaybookView, findStyle, type PlaybookView } from '../../plugins/playbook/view.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import type { Deps } from '../deps.js'
@@ -20,7 +21,9 @@ export function playbookText(view: PlaybookView): string {
       lines.push(`  • ${p.title}, ${p.city} (${countryName(p.country)}), ${p.year}, ${p.area_sqm} m², by ${p.designer}: ${p.page_url}`)
     }
     if (s.projects.length === 0)
-      lines.push(view.filter.location ? `  (no ${s.name} projects in ${view.filter.location} yet)` : '  (no published projects yet)')
+      lines.push(
+        view.filter.location ? `  (no ${s.name} projects in ${jsonLine(view.filter.location)} yet)` : '  (no published projects yet)',
+      )
   }
   return lines.join('\n')
 }
@@ -46,7 +49,7 @@ export const showPlaybook: ToolModule<Deps> = {
     const style = styleName === null ? null : (findStyle(playbook, styleName) ?? null)
     if (styleName !== null && style === null) {
       return failure(
-        `The studio has no signature style called "${styleName}".`,
+        `The studio has no signature style called ${jsonLine(styleName)}.`,
         `style must be one of: ${playbook.styles.map((s) => s.name).join(', ')} (or omitted)`,
       )
     }
@@ -55,7 +58,7 @@ export const showPlaybook: ToolModule<Deps> = {
     let text = playbookText(view)
     if (location !== null && view.styles.every((s) => s.projects.length === 0)) {
       const places = knownLocations(projects)
-      text += `\n\nNo published project matches the location "${location}".${places.length > 0 ? ` The studio has projects in: ${places.join(', ')}.` : ''}`
+      text += `\n\nNo published project matches the location ${jsonLine(location)}.${places.length > 0 ? ` The studio has projects in: ${places.join(', ')}.` : ''}`
     }
     return success(text, view)
   },

@@ -11,7 +11,8 @@ export const showPricingEstimator: ToolModule<Deps> = {
   description:
     'Open the interactive pricing estimator, pre-filled with whatever is known about the project (area, rooms, service level, style, city), ' +
     'with a first estimate. Hosts without MCP Apps get the estimate as text.',
-  // The brief, with the area optional (the estimator opens on a typical apartment).
+  // The brief, with the area optional (the estimator opens on a typical apartment), so nullable
+  // like the brief's other optional values.
   inputSchema: ({ pricing }) => {
     const { required: _required, ...brief } = pricing.briefSchema
     const area = (brief.properties as Record<string, JsonSchema>).area_sqm
@@ -19,7 +20,7 @@ export const showPricingEstimator: ToolModule<Deps> = {
       ...brief,
       properties: {
         ...(brief.properties as object),
-        area_sqm: { ...area, description: `${area?.description} Default ${DEFAULT_AREA_SQM}.` },
+        area_sqm: { ...area, type: ['number', 'null'], description: `${area?.description} Default ${DEFAULT_AREA_SQM}.` },
       },
     }
   },

@@ -1,4 +1,4 @@
-// Failed client authentications at the token endpoint, counted in the rate limiter's store (so
+// Failed client authentications at the token endpoint, counted in the rate limiter's counters (so
 // every instance shares them with Redis). Client ids are not secret, so failures are never
 // counted per client id alone (a stranger could then lock the rightful client out from
 // anywhere): they are counted per (client id, address) pair, which slows down guessing one
@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors/codes.js'
-import type { Budget } from '../rate-limit/budgets.js'
+import { type Budget, shareOf, toMs } from '../rate-limit/budgets.js'
 import { clientAddress } from '../rate-limit/index.js'
 
 /** The two budgets, by their RATE_LIMITS names. */
@@ -19,47 +19,54 @@ export const AUTH_FAILURE_BUDGETS = {
 } as const satisfies Record<string, Budget>
 
 export interface FailureGuard {
-  /** The 429 to answer when a failure budget of this client id from this address is spent. */
-  refusal(request: FastifyRequest, clientId: string): Promise<AppError | undefined>
-  record(request: FastifyRequest, clientId: string): Promise<void>
+  /**
+   * Counts an authentication attempt of `clientId` from this request's address as a failure of
+   * both budgets before the secret is checked: the 429 to answer when a budget is spent, else the
+   * attempt, whose count `release()` gives back unless the authentication fails.
+   */
+  attempt(request: FastifyRequest, clientId: string): Promise<AppError | Attempt>
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    authAttemptClient: string
-  }
+export interface Attempt {
+  /** The authentication did not fail (it succeeded, or could not be checked): not a failure. */
+  release(): void
 }
 
 /** A fixed-length stand-in for a client id in a counter key (ids come from the caller). */
 const digest = (clientId: string): string => createHash('sha256').update(clientId).digest('base64url').slice(0, 22)
 
+/**
+ * Counted before the check, not after it: an attacker's concurrent guesses would otherwise all
+ * pass a check made while none of them had failed yet. These are security budgets (exact while
+ * Redis answers: every attempt waits for its own count, README "Scaling out"). A client's own
+ * attempts in flight count until they succeed, so more concurrent token requests of one client
+ * from one address than `authFailures` allows may get 429 (temporarily_unavailable).
+ */
 export function failureGuard(app: FastifyInstance): FailureGuard {
-  app.decorateRequest('authAttemptClient', '')
-  const counters = Object.entries(AUTH_FAILURE_BUDGETS).map(([name, declared]) => {
+  const budgets = Object.entries(AUTH_FAILURE_BUDGETS).map(([name, declared]) => {
     const { max, window } = app.budgets.resolve(name, declared)
-    const perPair = name === 'authFailures'
-    const limiter = app.createRateLimit({
-      max,
-      timeWindow: window,
-      keyGenerator: (req) =>
-        perPair ? `authfail:pair:${digest(req.authAttemptClient)}:${clientAddress(req)}` : `authfail:addr:${clientAddress(req)}`,
-    })
-    return { perPair, limiter }
+    return { name, max, windowMs: toMs(window), share: shareOf(name, max), perPair: name === 'authFailures' }
   })
   return {
-    async refusal(request, clientId) {
-      request.authAttemptClient = clientId
-      const seen = await Promise.all(
-        counters.map(async (c) => ({ perPair: c.perPair, result: await c.limiter(request, { increment: false }) })),
+    async attempt(request, clientId) {
+      const address = `addr:${clientAddress(request)}`
+      const counted = await Promise.all(
+        budgets.map(async (b) => {
+          const caller = b.perPair ? `${digest(clientId)}:${address}` : address
+          return { ...b, caller, verdict: await app.counters.spend(b.name, caller, b.max, b.windowMs, b.share) }
+        }),
       )
+      const release = () => {
+        for (const c of counted) if (c.verdict.allowed) app.counters.refund(c.name, c.caller, c.verdict.window)
+      }
       // The budgets spent, the one that keeps the client waiting longest first.
-      const spent = seen
-        .flatMap(({ perPair, result }) =>
-          !result.isAllowed && result.remaining === 0 ? [{ perPair, max: result.max, wait: Math.max(1, result.ttlInSeconds) }] : [],
-        )
+      const spent = counted
+        .filter((c) => !c.verdict.allowed)
+        .map((c) => ({ perPair: c.perPair, max: c.max, wait: Math.max(1, Math.ceil(c.verdict.ttl / 1000)) }))
         .sort((a, b) => b.wait - a.wait)
       const budget = spent[0]
-      if (!budget) return undefined
+      if (!budget) return { release }
+      release()
       return new AppError(
         'rate_limited',
         budget.perPair
@@ -73,10 +80,6 @@ export function failureGuard(app: FastifyInstance): FailureGuard {
           'x-ratelimit-reset': String(budget.wait),
         },
       )
-    },
-    async record(request, clientId) {
-      request.authAttemptClient = clientId
-      for (const { limiter } of counters) await limiter(request)
     },
   }
 }

@@ -107,6 +107,15 @@ function unauthorized(scheme: string, hint: string, presented: boolean): AppErro
   return new AppError('unauthorized', 'This operation needs a valid access token.', hint, { 'www-authenticate': challenge })
 }
 
+/**
+ * `ClientBasic`, the token endpoint's client authentication: checked by the endpoint itself
+ * (handlers/issueToken.ts) once the body is read, because its RFC 6749 §2.3.1 alternative,
+ * client_secret_post, carries the credentials in the body, and because a failure there is an RFC
+ * 6749 `invalid_client` (with a Basic challenge), not a bearer 401. Before the body nothing can be
+ * refused.
+ */
+const authenticatedByTheEndpoint: SecurityHandler = async () => {}
+
 export default fp<{ config: Config }>(
   async (app, { config }) => {
     const clients = new ClientsRepository(app.store.db)
@@ -279,7 +288,7 @@ export default fp<{ config: Config }>(
         service_documentation: `${issuer}/docs`,
         protected_resources: [...resources.all],
       }),
-      securityHandlers: { OAuth2: requirePrincipal('OAuth2'), ApiKey: requirePrincipal('ApiKey') },
+      securityHandlers: { OAuth2: requirePrincipal('OAuth2'), ApiKey: requirePrincipal('ApiKey'), ClientBasic: authenticatedByTheEndpoint },
     }
     app.decorate('auth', auth)
     app.decorate('authFailures', failureGuard(app))

@@ -14,7 +14,8 @@ form.addEventListener('submit', async (event) => {
     problem.textContent = 'Please tick the box to agree that the studio may contact you.'
     return
   }
-  const lead = {}
+  // The server refuses an anonymous lead without consent too, and records when it was given.
+  const lead = { consent: true }
   for (const name of ['name', 'email', 'phone']) lead[name] = form.elements[name].value
   const button = form.querySelector('button')
   button.disabled = true

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
+import { hasContactDetails } from './contact.js'
 import { catalogueFile, dataDir, type Project, readCatalogueFile, withAbsoluteUrls } from './file.js'
 import { registerProjectPages } from './pages.js'
 import { CatalogueRepository } from './repository.js'
@@ -85,6 +86,12 @@ export default fp<{ config: Config }>(
       maxAge: '1d',
       acceptRanges: false,
     })
+    if (!config.leadsAllowAnonymous && !hasContactDetails(config.enquiryContact)) {
+      app.log.warn(
+        { variable: 'ENQUIRY_CONTACT' },
+        'ENQUIRY_CONTACT gives no email, phone number or address: the project pages ask visitors to get in touch without saying how; set it, e.g. ENQUIRY_CONTACT="Write to hello@your-studio.example or call +39 02 0000 0000"',
+      )
+    }
     registerProjectPages(app, config, { studio: app.playbook.studio.name, tagline: app.playbook.studio.tagline })
   },
   { name: 'catalogue', fastify: '5.x', dependencies: ['spec', 'store', 'playbook'] },

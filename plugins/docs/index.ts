@@ -1,30 +1,26 @@
 // API reference: the spec as served at /openapi.json, and an interactive reference at /docs:
 // Swagger UI (served from the package, no CDN), titled and styled for the studio, with the
 // getting-started guide of the spec's info.description, real examples, and the client-credentials
-// flow working from the page's Authorize dialog.
-import { readFileSync } from 'node:fs'
+// flow working from the page's Authorize dialog, which sits at the top of the page and keeps
+// nothing in the browser's storage.
+//
+// The page reads the document at /docs/json (Swagger UI's loader asks for ./json): the same
+// document, byte for byte, as /openapi.json. Swagger UI's large files are served compressed from
+// dist/docs-static/ (scripts/docs-assets.mjs, built with the server), by the client's
+// Accept-Encoding; nothing is compressed per request.
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import fastifyStatic from '@fastify/static'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { type Config, projectRoot } from '../../config.js'
-import type { OpenApiDocument } from '../spec/document.js'
 
 // Read from the source folder (the compiled server runs from dist/, where tsc copies no CSS).
 const theme = readFileSync(join(projectRoot, 'plugins', 'docs', 'theme.css'), 'utf8')
 
-/**
- * The document the page shows: the served one, without the security schemes no operation lists
- * (the Authorize dialog would offer a field, such as an API key, that every operation refuses).
- */
-export function docsDocument(served: OpenApiDocument): OpenApiDocument {
-  const doc = structuredClone(served)
-  const used = new Set(
-    Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => (op.security ?? []).flatMap((r) => Object.keys(r)))),
-  )
-  for (const name of Object.keys(doc.components.securitySchemes)) if (!used.has(name)) delete doc.components.securitySchemes[name]
-  return doc
-}
+/** Swagger UI's large files with their .br and .gz copies (scripts/docs-assets.mjs). */
+export const docsStaticDir = join(projectRoot, 'dist', 'docs-static')
 
 /** The studio's name as the top bar's logo (SVG text: no image to ship). */
 function logo(studio: string): Buffer {
@@ -42,8 +38,30 @@ export default fp<{ config: Config }>(
       reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(json),
     )
     const studio = app.playbook.studio.name
-    await app.register(swagger, { mode: 'static', specification: { document: docsDocument(served) as never } })
+
+    // Registered before Swagger UI: these exact routes win over its /docs/static/* wildcard.
+    if (existsSync(docsStaticDir)) {
+      await app.register(fastifyStatic, {
+        root: docsStaticDir,
+        prefix: '/docs/static/',
+        wildcard: false,
+        preCompressed: true,
+        globIgnore: ['**/*.br', '**/*.gz'],
+        decorateReply: false,
+        index: false,
+      })
+    } else {
+      app.log.warn(
+        { dir: docsStaticDir },
+        'the compressed Swagger UI files are missing (npm run build:docs): /docs serves them uncompressed',
+      )
+    }
+
+    await app.register(swagger, { mode: 'static', specification: { document: served as never } })
     await app.register(swaggerUi, {
+      // /docs/json: exactly the document /openapi.json serves.
+      transformSpecification: () => served,
+      transformSpecificationClone: false,
       routePrefix: '/docs',
       logo: { type: 'image/svg+xml', content: logo(studio), href: '/docs', target: '_self' },
       uiConfig: {
@@ -54,7 +72,9 @@ export default fp<{ config: Config }>(
         defaultModelExpandDepth: 3,
         defaultModelRendering: 'example',
         tryItOutEnabled: true,
-        persistAuthorization: true,
+        // Nothing in localStorage: persisting would keep the client secret there indefinitely.
+        // A reload asks for the credentials again; the token lives only in the page.
+        persistAuthorization: false,
         displayRequestDuration: true,
       },
       theme: { title: `${studio} · ${served.info.title} ${served.info.version}`, css: [{ filename: 'studio.css', content: theme }] },

@@ -10,6 +10,7 @@ export const errorCodes: Record<ErrorCode, { status: number; message: string }> 
   insufficient_scope: { status: 403, message: 'The access token does not grant this operation.' },
   not_found: { status: 404, message: 'There is nothing at this path.' },
   method_not_allowed: { status: 405, message: 'This path does not accept that method.' },
+  not_acceptable: { status: 406, message: 'The response cannot be given in any media type the request accepts.' },
   idempotency_conflict: { status: 409, message: 'This Idempotency-Key was already used with a different body.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, message: 'The request body is in a content type this operation does not accept.' },
@@ -49,5 +50,16 @@ export class AppError extends Error {
     return this.hint === undefined
       ? { code: this.code, message: this.message }
       : { code: this.code, message: this.message, hint: this.hint }
+  }
+}
+
+/**
+ * A request body that could not be read as what it claims to be: empty, malformed JSON, or a
+ * length that does not match. An invalid_request like any other; on /mcp, JSON-RPC's parse error.
+ */
+export class UnreadableBody extends AppError {
+  constructor(message: string, hint: string) {
+    super('invalid_request', message, hint)
+    this.name = 'UnreadableBody'
   }
 }

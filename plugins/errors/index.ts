@@ -1,12 +1,16 @@
 // One error handler for every route: every failure becomes the spec's Error body.
-// Unknown paths answer 404, known paths with the wrong method 405 with `Allow`. What the server
-// writes before there is a request (parser refusals, timeouts, CONNECT) is in raw.ts.
+// Unknown paths answer 404, known paths with the wrong method 405 with `Allow`; a 404 is a page
+// for a browser (html.ts), the Error body for everything else. What the server writes before
+// there is a request (parser refusals, timeouts, CONNECT) is in raw.ts.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Headers } from '../headers/index.js'
 import { isStorageUnavailable, StorageLost, storageUnavailable } from '../store/unavailable.js'
-import { AppError, type ErrorCode } from './codes.js'
+import { AppError, type ErrorCode, UnreadableBody } from './codes.js'
+import { sendNotFoundPage, wantsHtml } from './html.js'
+import { jsonRpcFields } from './jsonrpc.js'
 import { oauthFields } from './oauth.js'
-import { refuseConnect } from './raw.js'
+import { refuseConnect, versionNotSupported } from './raw.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,8 +21,8 @@ declare module 'fastify' {
     /** Errors also carry RFC 6749 §5.2 `error` and `error_description` (the token endpoint). */
     oauthErrors?: boolean
     /**
-     * Errors are also JSON-RPC 2.0 error responses (`jsonrpc`, `id: null`, `error: {code, message}`),
-     * the form MCP clients read (/mcp).
+     * Errors are also JSON-RPC 2.0 error responses (`jsonrpc`, `id`, `error: {code, message}`), the
+     * form MCP clients read (/mcp; codes in jsonrpc.ts).
      */
     jsonRpcErrors?: boolean
   }
@@ -34,6 +38,7 @@ const byStatus: Record<number, ErrorCode> = {
   403: 'not_found',
   404: 'not_found',
   405: 'method_not_allowed',
+  406: 'not_acceptable',
   408: 'request_timeout',
   409: 'idempotency_conflict',
   412: 'precondition_failed',
@@ -62,7 +67,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', undefined, contentTypeHint(request))
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('invalid_request', 'The Content-Length header does not match the body.', 'send the exact length of the body')
+      return new UnreadableBody('The Content-Length header does not match the body.', 'send the exact length of the body')
     case 'FST_ERR_BAD_URL':
       return new AppError('invalid_request', 'The URL is malformed.', 'percent-encode special characters in the path')
     case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -88,9 +93,6 @@ export function contentTypeHint(request: FastifyRequest): string {
   return types.length > 0 ? `send the body as ${types.join(' or ')}` : 'send no body'
 }
 
-/** JSON-RPC's code for an error of the server's own, outside the reserved protocol errors. */
-const JSON_RPC_SERVER_ERROR = -32000
-
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   request.errorCode = error.code
   const body: Record<string, unknown> = { ...error.toBody() }
@@ -99,8 +101,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     Object.assign(body, oauthFields(error))
     reply.header('cache-control', 'no-store')
   } else if (config?.jsonRpcErrors) {
-    // No request id is known before the body is read: JSON-RPC answers those errors with id null.
-    Object.assign(body, { jsonrpc: '2.0', id: null, error: { code: JSON_RPC_SERVER_ERROR, message: error.message } })
+    Object.assign(body, jsonRpcFields(error))
   }
   // Answered before the body was read (credentials, content type, closing): the connection is
   // closed rather than kept waiting for the rest of a body nobody reads.
@@ -109,26 +110,45 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 }
 
 /**
+ * The Error body, or for a browser asking for something that is not there, the 404 page. Routes
+ * whose errors are read by programs whatever they accept (the token endpoint's RFC 6749 errors,
+ * /mcp's JSON-RPC) always get the body.
+ */
+export function answerError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const config = request.routeOptions.config
+  if (error.code === 'not_found' && !config?.oauthErrors && !config?.jsonRpcErrors && wantsHtml(request)) {
+    return sendNotFoundPage(request, reply, request.server.spec.title)
+  }
+  return sendError(request, reply, error)
+}
+
+/**
  * Fastify's `frameworkErrors`: a URL it cannot decode, a path segment over its length limit.
  * Fastify answers these before routing, so no hook has run: the headers, the count against the
  * default budget and the log line every request gets are added here.
  */
-export function frameworkErrorHandler(version: string) {
+export function frameworkErrorHandler(apiHeaders: Headers) {
   return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const error = toAppError(err, request)
-    reply.header('x-api-version', version).header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+    reply.headers(apiHeaders).header('x-request-id', request.id)
     await request.server.countUncounted(request, reply).catch(() => {})
     request.log.info({ method: request.method, status: error.statusCode, code: error.code }, 'request refused before routing')
-    sendError(request, reply, error)
+    answerError(request, reply, error)
   }
 }
+
+/** An unknown path. */
+export const notFound = (path: string): AppError =>
+  new AppError('not_found', `There is nothing at ${path}.`, 'see /openapi.json or /docs for the paths this API serves')
 
 /** RFC 9112 §3.2 (Node's own check is off: its 400 has no Error body). */
 const noHost = () => new AppError('invalid_request', 'The request has no Host header.', 'send a Host header: HTTP/1.1 requires one')
 
-export default fp(
-  async (app) => {
-    const version = app.spec.version
+/** HTTP/1.0 and 1.1 are served; llhttp lets HTTP/0.9 (a request line without a version too) and 2.0 through. */
+const servedVersion = (major: number, minor: number): boolean => major === 1 && (minor === 0 || minor === 1)
+
+export default fp<{ apiHeaders: Headers }>(
+  async (app, { apiHeaders }) => {
     app.decorateRequest('errorCode', null)
     // Paths and the methods registered for them, to tell 405 from 404.
     const methodsByPath = new Map<string, Set<string>>()
@@ -142,14 +162,27 @@ export default fp(
     // Callback style, as the other per-request hooks: no promise per request. The version and
     // request id headers are the headers plugin's, set before this runs.
     app.addHook('onRequest', (request, _reply, done) => {
-      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') done(noHost())
+      const raw = request.raw
+      if (!servedVersion(raw.httpVersionMajor, raw.httpVersionMinor)) done(versionNotSupported())
+      else if (request.headers.host === undefined && raw.httpVersion === '1.1') done(noHost())
       else done()
     })
 
     // An Expect other than 100-continue: Node would answer 417 with an empty body. RFC 9110
     // §10.1.1 lets a server ignore it, so the request is answered as any other.
     app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
-    app.server.on('connect', (_req, socket) => refuseConnect(socket, version))
+    // Expect: 100-continue. Left to itself Node sends 100 Continue before any hook has run,
+    // inviting the body of a request about to be refused (no credentials: 401). Instead the
+    // request goes through like any other and 100 Continue is sent when its body is first read:
+    // only after the security gate and the body guard let it through (preParsing), never on a
+    // refusal (the body of a refused request is not read; the connection is closed instead).
+    app.server.on('checkContinue', (req, res) => {
+      req.once('resume', () => {
+        if (!res.headersSent && !res.writableEnded) res.writeContinue()
+      })
+      app.server.emit('request', req, res)
+    })
+    app.server.on('connect', (_req, socket) => refuseConnect(socket, apiHeaders))
 
     app.setErrorHandler((err: FastifyError | Error, request, reply) => {
       if (hungUp(request)) {
@@ -172,7 +205,7 @@ export default fp(
           'request failed',
         )
       }
-      return sendError(request, reply, error)
+      return answerError(request, reply, error)
     })
 
     app.setNotFoundHandler({ preHandler: app.rateLimit() }, async (request, reply) => {
@@ -186,11 +219,7 @@ export default fp(
           new AppError('method_not_allowed', `${path} does not accept ${request.method}.`, `use ${allow}`, { allow }),
         )
       }
-      return sendError(
-        request,
-        reply,
-        new AppError('not_found', `There is nothing at ${path}.`, 'see /openapi.json or /docs for the paths this API serves'),
-      )
+      return answerError(request, reply, notFound(path))
     })
   },
   { name: 'errors', fastify: '5.x', dependencies: ['spec', 'rate-limit'] },

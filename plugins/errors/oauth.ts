@@ -35,6 +35,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorCode> = {
   headers_too_large: 'invalid_request',
   http_version_not_supported: 'invalid_request',
   origin_not_allowed: 'invalid_request',
+  not_acceptable: 'invalid_request',
 }
 
 /** The RFC 6749 §5.2 fields of an error: its `error` code and `message` + `hint` as `error_description`. */

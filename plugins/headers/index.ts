@@ -19,9 +19,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
-import type { Config } from '../../config.js'
 
-type Headers = Readonly<Record<string, string>>
+export type Headers = Readonly<Record<string, string>>
+
+/** Each kind's headers, X-API-Version included, and the kind of a route by its URL. */
+export interface HeaderPolicy {
+  /** The API's (JSON answers, errors): also what is written before a request could be read (plugins/errors/raw.ts). */
+  api: Headers
+  of(url: string): Headers
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,8 +51,13 @@ export function headersOf(options: Readonly<HelmetOptions>): Headers {
   return headers
 }
 
-/** Each kind's headers, and the kind of a route by its URL. */
-export function securityHeaders(publicBaseUrl: string): { api: Headers; of: (url: string) => Headers } {
+/**
+ * Each kind's headers, and the kind of a route by its URL: helmet is run once per kind, here.
+ * app.ts calls it once and hands the result to this plugin and to the answers Fastify and Node
+ * write before any hook runs (parser refusals, CONNECT, malformed URLs), so that every response
+ * carries the same headers.
+ */
+export function securityHeaders(publicBaseUrl: string, version: string): HeaderPolicy {
   const origin = new URL(publicBaseUrl).origin
   // Only a host served over https may ask browsers to insist on it; not for sibling hosts.
   const hsts = publicBaseUrl.startsWith('https://') ? { maxAge: 31_536_000, includeSubDomains: false } : false
@@ -61,28 +72,33 @@ export function securityHeaders(publicBaseUrl: string): { api: Headers; of: (url
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   } as const
-  const api = headersOf(apiOptions)
-  const image = headersOf({ ...apiOptions, crossOriginResourcePolicy: { policy: 'cross-origin' } })
-  const page = headersOf({ ...common, contentSecurityPolicy: false })
-  const docs = headersOf({
-    ...common,
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        'default-src': ["'self'"],
-        'script-src': ["'self'"],
-        // Swagger UI sets style attributes from its scripts.
-        'style-src': ["'self'", "'unsafe-inline'"],
-        'img-src': ["'self'", 'data:'],
-        'font-src': ["'self'", 'data:'],
-        'connect-src': ["'self'", origin],
-        'object-src': ["'none'"],
-        'base-uri': ["'self'"],
-        'form-action': ["'self'"],
-        'frame-ancestors': ["'none'"],
+  // Every response says which version of the contract answered it: written into each kind's
+  // headers here, so one call sets them all.
+  const withVersion = (headers: Headers): Headers => Object.freeze({ ...headers, 'x-api-version': version })
+  const api = withVersion(headersOf(apiOptions))
+  const image = withVersion(headersOf({ ...apiOptions, crossOriginResourcePolicy: { policy: 'cross-origin' } }))
+  const page = withVersion(headersOf({ ...common, contentSecurityPolicy: false }))
+  const docs = withVersion(
+    headersOf({
+      ...common,
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          'default-src': ["'self'"],
+          'script-src': ["'self'"],
+          // Swagger UI sets style attributes from its scripts.
+          'style-src': ["'self'", "'unsafe-inline'"],
+          'img-src': ["'self'", 'data:'],
+          'font-src': ["'self'", 'data:'],
+          'connect-src': ["'self'", origin],
+          'object-src': ["'none'"],
+          'base-uri': ["'self'"],
+          'form-action': ["'self'"],
+          'frame-ancestors': ["'none'"],
+        },
       },
-    },
-  })
+    }),
+  )
   const of = (url: string): Headers => {
     if (url === '/docs' || url.startsWith('/docs/')) return docs
     if (url === '/projects' || url.startsWith('/projects/')) return page
@@ -92,24 +108,18 @@ export function securityHeaders(publicBaseUrl: string): { api: Headers; of: (url
   return { api, of }
 }
 
-export default fp<{ config: Config }>(
-  async (app, { config }) => {
-    const { api, of } = securityHeaders(config.publicBaseUrl)
-    // Every response says which version of the contract answered it: written into each kind's
-    // headers here, so one call sets them all.
-    const version = app.spec.version
-    const withVersion = (headers: Headers): Headers => Object.freeze({ ...headers, 'x-api-version': version })
-    const apiHeaders = withVersion(api)
+export default fp<{ policy: HeaderPolicy }>(
+  async (app, { policy }) => {
     app.addHook('onRoute', (route) => {
-      route.config = { ...route.config, securityHeaders: withVersion(of(route.url ?? '')) }
+      route.config = { ...route.config, securityHeaders: policy.of(route.url ?? '') }
     })
     // One callback hook for the headers every response carries: its kind's security headers and
     // the version, then the request's id. Routes added by no onRoute (the 404 handler) get the
     // API's.
     app.addHook('onRequest', (request, reply, done) => {
-      reply.headers(request.routeOptions.config?.securityHeaders ?? apiHeaders).header('x-request-id', request.id)
+      reply.headers(request.routeOptions.config?.securityHeaders ?? policy.api).header('x-request-id', request.id)
       done()
     })
   },
-  { name: 'headers', fastify: '5.x', dependencies: ['spec'] },
+  { name: 'headers', fastify: '5.x' },
 )

@@ -1,13 +1,29 @@
 // Liveness and readiness, outside the spec's rate limits and auth, and the shutting-down state:
 // once close starts, new requests on open connections get 503 service_unavailable (our Error
 // shape, not Fastify's) while in-flight requests finish.
+// The API's /readyz is public: it says ready (200 `{status}`) or not (503), never which storage
+// engine runs or whether Redis answers. Those details are `app.readiness()`, served on the
+// metrics listener's own /readyz (plugins/metrics/listener.ts), which only the operator reaches.
 import fp from 'fastify-plugin'
 import { AppError } from '../errors/codes.js'
 import { StorageLost } from '../store/unavailable.js'
 
+/** What the operator sees of readiness (the metrics listener's /readyz). */
+export interface Readiness {
+  status: 'ready' | 'not ready'
+  /** The storage engine. */
+  storage: string
+  /** `lost`: the SQLite file was deleted or replaced under the server (the log names it). */
+  storage_state: 'ok' | 'unreachable' | 'lost'
+  redis: 'ok' | 'not configured' | 'unreachable (rate limits counted per instance)'
+  closing: boolean
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     lifecycle: { closing: boolean }
+    /** Readiness with its details: for the operator, never on the API's port. */
+    readiness(): Promise<Readiness>
   }
 }
 
@@ -40,36 +56,40 @@ export default fp(
 
     app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }))
 
+    async function readiness(): Promise<Readiness> {
+      const [storage, redis] = await Promise.all([
+        within(app.store.ping(), 1000).then(
+          () => 'ok' as const,
+          (err: unknown) => (err instanceof StorageLost ? ('lost' as const) : ('unreachable' as const)),
+        ),
+        !app.redis
+          ? ('not configured' as const)
+          : within(app.redis.ping(), 500).then(
+              () => 'ok' as const,
+              () => 'unreachable (rate limits counted per instance)' as const,
+            ),
+      ])
+      const ready = storage === 'ok' && !lifecycle.closing
+      return {
+        status: ready ? 'ready' : 'not ready',
+        storage: app.store.dialect,
+        storage_state: storage,
+        redis,
+        closing: lifecycle.closing,
+      }
+    }
+    app.decorate('readiness', readiness)
+
     app.get('/readyz', { config: { rateLimit: false } }, async () => {
-      const storage = await within(app.store.ping(), 1000).then(
-        () => 'ok',
-        (err: unknown) => (err instanceof StorageLost ? 'lost' : 'unreachable'),
-      )
-      const redis = !app.redis
-        ? 'not configured'
-        : await within(app.redis.ping(), 500).then(
-            () => 'ok',
-            () => 'unreachable (rate limits counted per instance)',
-          )
-      if (storage === 'lost') {
-        // Never the file's path: /readyz is public. The log says which file.
-        throw new AppError(
-          'service_unavailable',
-          'The database file was deleted or replaced while the server had it open.',
-          'restore the data folder and restart the server; the log names the file',
-        )
+      const { status } = await readiness()
+      if (status !== 'ready') {
+        // Public: neither the engine nor the file, nor Redis. The log and the metrics listener's
+        // /readyz say which.
+        throw new AppError('service_unavailable', 'This instance is not ready: its storage does not answer.', 'retry shortly', {
+          'retry-after': '5',
+        })
       }
-      if (storage !== 'ok') {
-        throw new AppError(
-          'service_unavailable',
-          `Storage is unreachable (${app.store.dialect}).`,
-          'retry shortly; the instance recovers by itself',
-          {
-            'retry-after': '5',
-          },
-        )
-      }
-      return { status: 'ready', storage: app.store.dialect, redis }
+      return { status }
     })
   },
   { name: 'health', fastify: '5.x', dependencies: ['store', 'rate-limit'] },

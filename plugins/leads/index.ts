@@ -1,11 +1,12 @@
 // The leads feature: intake (normalisation, idempotency), the group-commit writer, the hourly
 // sweep of expired idempotency keys and the log, over the leads repository. Handlers and MCP
-// tools use `app.leads`; nothing else touches the leads tables. Other features that must act on
+// tools use `app.leads`; nothing else touches the leads tables but plugins/privacy, which reads and
+// erases a person's leads (access and erasure requests, retention). Other features that must act on
 // every stored lead (lead delivery) register a listener with `app.leads.onStore`, which runs in
 // the leads' own transaction: this feature never names them.
 import fp from 'fastify-plugin'
 import type { components } from '../../generated/openapi.js'
-import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter } from './intake.js'
+import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter, textKinds } from './intake.js'
 import { type LeadFields, type LeadListener, type LeadRecord, LeadsRepository, type NewLead } from './repository.js'
 import { LeadWriter } from './writer.js'
 
@@ -34,7 +35,14 @@ declare module 'fastify' {
 
 /** A stored lead as the log shows it: its fields, and what the server added. */
 export function logEntry(record: LeadRecord | NewLead): LeadLogEntry {
-  return { id: record.id, ...record.fields, received_at: record.received_at, client_id: record.client_id }
+  return {
+    id: record.id,
+    ...record.fields,
+    received_at: record.received_at,
+    client_id: record.client_id,
+    ...(record.source !== undefined && { source: record.source }),
+    ...(record.consented_at !== undefined && { consented_at: record.consented_at }),
+  }
 }
 
 const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000
@@ -55,7 +63,7 @@ export default fp(
       }
     }
     const writer = new LeadWriter(repository, idempotencyCutoff, afterCommit)
-    const intake = new LeadIntake(repository, writer)
+    const intake = new LeadIntake(repository, writer, undefined, textKinds(app.spec.schema('LeadFields')))
 
     // Idempotency keys live 24 h; expired ones are swept hourly (and are ignored until then).
     const sweep = setInterval(() => {
@@ -85,7 +93,7 @@ export default fp(
       },
     } satisfies Leads)
   },
-  { name: 'leads', fastify: '5.x', dependencies: ['store', 'metrics'] },
+  { name: 'leads', fastify: '5.x', dependencies: ['spec', 'store', 'metrics'] },
 )
 
 export type { LeadReceipt, Submitter } from './intake.js'

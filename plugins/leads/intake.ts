@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
 import type { components } from '../../generated/openapi.js'
 import { AppError } from '../errors/codes.js'
+import type { LeadSource } from '../store/schema.js'
 import type { LeadFields, LeadsRepository, NewLead } from './repository.js'
 import type { LeadWriter } from './writer.js'
 
@@ -20,15 +21,57 @@ export interface Submitter {
   clientId: string | null
   /** Whose idempotency keys these are: `client:<id>`, or `addr:<ip>` when anonymous. */
   owner: string
+  /** How the lead arrives: `api` (submitLead with a token), `form` (anonymous submitLead), `agent` (MCP). */
+  source?: LeadSource
+  /** The person agreed to be contacted, now: recorded as the lead's `consented_at`. */
+  consent?: boolean
 }
 
 /**
- * The lead as stored: every text field trimmed (surrounding spaces are never meaningful), and a
- * field left blank not stored at all (only optional fields can be: the schema refuses a blank
- * required one).
+ * How a text field of the spec's LeadFields is normalised (its `x-text`): `line` (the default)
+ * keeps it on one line, `text` keeps its line breaks and tabs.
  */
-export function normalise(lead: LeadFields): LeadFields {
-  const fields = Object.entries(lead).map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v] as const)
+export type TextKind = 'line' | 'text'
+
+/**
+ * Removed from every text field: control characters other than whitespace (C0, DEL, C1), and
+ * invisible formatting characters that change how text reads without being seen: the
+ * bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+ * U+202A–U+202E, U+2066–U+2069), the zero-width space U+200B, the word joiner U+2060 and the BOM
+ * U+FEFF. The zero-width joiners U+200C and U+200D stay: Persian and Indic names and emoji need them.
+ */
+const INVISIBLE = /(?![\t\n\v\f\r])\p{Cc}|[\u061C\u200B\u200E\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/gu
+/** Line breaks of every kind, as one `\n` in a `text` field. */
+const LINE_BREAK = /\r\n?|[\u2028\u2029]/gu
+/** Whitespace a `text` field does not keep: vertical tab and form feed. */
+const ODD_SPACE = /[\v\f]/gu
+
+/** One field's text as stored (see LeadFields in the spec). */
+export function normaliseText(value: string, kind: TextKind = 'line'): string {
+  const visible = value.replace(INVISIBLE, '')
+  if (kind === 'line') return visible.replace(/\s+/gu, ' ').trim()
+  return visible.replace(LINE_BREAK, '\n').replace(ODD_SPACE, ' ').trim()
+}
+
+/** Each LeadFields property's `x-text` (properties without one are `line`). */
+export function textKinds(leadFields: { properties?: Record<string, unknown> }): Record<string, TextKind> {
+  const kinds: Record<string, TextKind> = {}
+  for (const [name, schema] of Object.entries(leadFields.properties ?? {})) {
+    const kind = (schema as { 'x-text'?: unknown })['x-text']
+    if (kind !== undefined && kind !== 'line' && kind !== 'text')
+      throw new Error(`spec: LeadFields.${name} has x-text ${String(kind)}; use line or text`)
+    kinds[name] = kind ?? 'line'
+  }
+  return kinds
+}
+
+/**
+ * The lead as stored: every text field normalised by its kind (surrounding spaces, control and
+ * invisible characters are never meaningful), and a field left blank not stored at all (only
+ * optional fields can be: the schema refuses a blank required one).
+ */
+export function normalise(lead: LeadFields, kinds: Record<string, TextKind> = {}): LeadFields {
+  const fields = Object.entries(lead).map(([k, v]) => [k, typeof v === 'string' ? normaliseText(v, kinds[k]) : v] as const)
   return Object.fromEntries(fields.filter(([, v]) => v !== '')) as LeadFields
 }
 
@@ -46,6 +89,8 @@ export class LeadIntake {
     private readonly leads: LeadsRepository,
     private readonly writer: LeadWriter,
     private readonly now: () => Date = () => new Date(),
+    /** How each field's text is normalised (the spec's `x-text`, textKinds). */
+    private readonly kinds: Record<string, TextKind> = {},
   ) {}
 
   cutoff(): string {
@@ -54,7 +99,7 @@ export class LeadIntake {
 
   /** Stores a lead already validated against the spec's Lead schema; resolves after the commit. */
   async submit(input: LeadFields, by: Submitter, idempotencyKey?: string): Promise<LeadReceipt> {
-    const lead = normalise(input)
+    const lead = normalise(input, this.kinds)
     if (idempotencyKey === undefined) return this.store(lead, by)
 
     const hash = leadHash(lead)
@@ -111,7 +156,15 @@ export class LeadIntake {
    * (and fsyncs) that much less.
    */
   private newRow(fields: LeadFields, by: Submitter): NewLead {
-    return { id: uuidv7(), fields, received_at: this.now().toISOString(), client_id: by.clientId }
+    const receivedAt = this.now().toISOString()
+    return {
+      id: uuidv7(),
+      fields,
+      received_at: receivedAt,
+      client_id: by.clientId,
+      ...(by.source && { source: by.source }),
+      ...(by.consent === true && { consented_at: receivedAt }),
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // A lead's fields (the spec's LeadFields, whatever they are) are stored as one JSON document.
 import type { Kysely, Selectable, Transaction } from 'kysely'
 import type { components } from '../../generated/openapi.js'
-import type { Database, IdempotencyKeysTable, LeadsTable } from '../store/schema.js'
+import type { Database, IdempotencyKeysTable, LeadSource, LeadsTable } from '../store/schema.js'
 
 export type LeadFields = components['schemas']['LeadFields']
 
@@ -14,6 +14,10 @@ export interface LeadRecord {
   fields: LeadFields
   received_at: string
   client_id: string | null
+  /** How it arrived (absent for leads stored before it was recorded). */
+  source?: LeadSource
+  /** When the person consented to be contacted, if they did with this lead. */
+  consented_at?: string
 }
 export type NewLead = Omit<LeadRecord, 'seq'>
 
@@ -30,12 +34,14 @@ export interface LeadListener {
 }
 export type IdempotencyClaim = IdempotencyKeysTable
 
-const toRecord = (row: Selectable<LeadsTable>): LeadRecord => ({
+export const toRecord = (row: Selectable<LeadsTable>): LeadRecord => ({
   seq: Number(row.seq),
   id: row.id,
   fields: JSON.parse(row.fields) as LeadFields,
   received_at: row.received_at,
   client_id: row.client_id,
+  ...(row.source !== null && { source: row.source }),
+  ...(row.consented_at !== null && { consented_at: row.consented_at }),
 })
 
 export interface IdempotencyRecord {
@@ -85,7 +91,14 @@ export class LeadsRepository {
       }
       const stored = leads.filter((l) => !lost.has(l.id))
       if (stored.length === 0) return
-      const rows = stored.map((l) => ({ id: l.id, fields: JSON.stringify(l.fields), received_at: l.received_at, client_id: l.client_id }))
+      const rows = stored.map((l) => ({
+        id: l.id,
+        fields: JSON.stringify(l.fields),
+        received_at: l.received_at,
+        client_id: l.client_id,
+        source: l.source ?? null,
+        consented_at: l.consented_at ?? null,
+      }))
       await trx.insertInto('leads').values(rows).execute()
       for (const listener of this.listeners) await listener.inTransaction(trx, stored)
     })

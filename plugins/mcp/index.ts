@@ -8,8 +8,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { parseBearer } from '../auth/rules.js'
+import { AppError } from '../errors/codes.js'
+import { sendError } from '../errors/index.js'
+import { clientAddress } from '../rate-limit/index.js'
 import { bodyGuard } from '../routes/body-guard.js'
 import { flattenObject } from '../spec/document.js'
+import { StorageLost } from '../store/unavailable.js'
 import { compileStrict } from '../validation/ajv.js'
 import { securitySchemes, type ToolPolicy } from './access.js'
 import { type AnonymousSpend, anonymousBudget } from './anonymous.js'
@@ -17,6 +21,7 @@ import { mcpResource, PROTECTED_RESOURCE_PATH, protectedResourceMetadata, refuse
 import { refuseForeignOrigin } from './origin.js'
 import type { PreparedTool, ServerParts, Session } from './server.js'
 import type { Caller, ToolModule } from './tool.js'
+import { refuseBatch, sdkRefusal } from './transport.js'
 import { loadViews } from './views.js'
 
 /** Default budget of /mcp per client or address (RATE_LIMITS="mcp=240/1 minute" overrides it). */
@@ -39,6 +44,19 @@ function toWebRequest(request: FastifyRequest, config: Config, signal: AbortSign
   return new Request(`${config.publicBaseUrl}${request.url}`, { method: request.method, headers, signal })
 }
 
+/**
+ * The SDK's answer without its connection-level headers: its SSE answers say `Connection:
+ * keep-alive`, which would keep open a connection the client asked to close (and that Node would
+ * close). The connection is Node's and Fastify's to manage (timeouts, keep-alive, closing).
+ */
+function withoutHopByHop(response: Response): Response {
+  if (!response.headers.has('connection') && !response.headers.has('keep-alive')) return response
+  const headers = new Headers(response.headers)
+  headers.delete('connection')
+  headers.delete('keep-alive')
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
+}
+
 interface Loaded {
   handler: { fetch: (request: Request, options: object) => Promise<Response>; close: () => Promise<void> }
 }
@@ -51,12 +69,12 @@ export interface McpOptions<D> {
   deps: D
 }
 
-/** The caller of a request: the verified client of its token, or anonymous (keyed by address). */
+/** The caller of a request: the verified client of its token, or anonymous (keyed by address, as budgets count it). */
 function callerOf(request: FastifyRequest): Caller {
   const p = request.principal
   return p
     ? { clientId: p.clientId, scopes: p.scopes, owner: `client:${p.clientId}` }
-    : { clientId: null, scopes: new Set(), owner: `addr:${request.ip}` }
+    : { clientId: null, scopes: new Set(), owner: `addr:${clientAddress(request)}` }
 }
 
 /** Each tool's arguments schema built and compiled, and its policy read, once. */
@@ -108,12 +126,20 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
         challenge: { resource, resourceMetadata: metadataUrl },
         logFailure: (tool, err) =>
           app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
+        // As the error handler does for HTTP: a lost database file was said once by the store.
+        logUnavailable: (tool, err) => {
+          if (!(err instanceof StorageLost))
+            app.log.warn(
+              { err: { type: err.name, message: err.message, code: (err as { code?: unknown }).code }, tool },
+              'storage unavailable',
+            )
+        },
       }
       const handler = createMcpHandler(
         (ctx) => {
           const session = ctx.requestInfo && sessions.get(ctx.requestInfo)
           if (!session) throw new Error('MCP request without its session')
-          return buildMcpServer(parts, session)
+          return buildMcpServer(parts, session, ctx.era)
         },
         {
           // Reporting only: the error's type, never its message (it may quote a request).
@@ -141,6 +167,7 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
       preParsing: [refuseForeignOrigin(config), refuseBadToken(config), bodyGuard(['application/json'])],
     },
     async (request, reply) => {
+      refuseBatch(request.body)
       const aborter = new AbortController()
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) aborter.abort()
@@ -161,9 +188,27 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
         resourceMetadataUrl: metadataUrl,
       }
       const response = await handler.fetch(web, { parsedBody: request.body, ...(authInfo && { authInfo }) })
-      return reply.send(response)
+      // 499: the SDK saw the client go; nobody to answer.
+      if (response.status < 400 || response.status === 499) return reply.send(withoutHopByHop(response))
+      return sendError(request, reply, await sdkRefusal(response))
     },
   )
+
+  // Any other method: 405 with Allow: POST (stateless: no GET stream, no session to DELETE), an
+  // Error and a JSON-RPC error like every refusal of /mcp. OPTIONS stays CORS's preflight.
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/mcp',
+    config: { rateLimit: { max: budget.max, timeWindow: budget.window }, tokenAudience: resource, jsonRpcErrors: true },
+    handler: async (request) => {
+      throw new AppError(
+        'method_not_allowed',
+        `/mcp does not accept ${request.method}.`,
+        'use POST: this MCP endpoint is stateless, with no GET stream and no session to delete',
+        { allow: 'POST' },
+      )
+    },
+  })
 
   const metadata = JSON.stringify(protectedResourceMetadata(config, app.spec.scopes, `${studio} studio MCP server`))
   app.get(PROTECTED_RESOURCE_PATH, async (_request, reply) =>

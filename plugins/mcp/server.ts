@@ -2,14 +2,21 @@
 // from what was prepared once at start-up): the two app views as ui:// resources and the tools,
 // bound to the request's caller, token or not; each tool call passes its own authorization.
 import { RESOURCE_MIME_TYPE, registerAppResource, registerAppTool } from '@modelcontextprotocol/ext-apps/server'
-import { type CallToolResult, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server'
+import {
+  type CallToolResult,
+  type JSONRPCMessage,
+  McpServer,
+  type StandardSchemaWithJSON,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server'
 import { AppError, errorCodes } from '../errors/codes.js'
 import type { JsonSchema } from '../spec/document.js'
+import { isStorageUnavailable, storageUnavailable } from '../store/unavailable.js'
 import type { ValidateFunction } from '../validation/ajv.js'
 import { validationError } from '../validation/messages.js'
 import { admit, type ChallengeTarget, challengeResult, type SecurityScheme, type ToolPolicy } from './access.js'
 import { type ListedTool, listToolsWithSecurity } from './listing.js'
-import { type Caller, failure, ToolFailure, type ToolModule } from './tool.js'
+import { apiFailure, type Caller, failure, ToolFailure, type ToolModule } from './tool.js'
 import { type View, viewMeta, viewUri } from './views.js'
 
 export interface PreparedTool<D> {
@@ -30,6 +37,8 @@ export interface ServerParts<D> {
   challenge: ChallengeTarget
   /** Where unexpected tool failures are logged (type, message and stack: never arguments). */
   logFailure: (tool: string, err: Error) => void
+  /** Where storage being unreachable is logged, in one line as for HTTP (no stack, never arguments). */
+  logUnavailable: (tool: string, err: Error) => void
 }
 
 /** Who calls over this request, and the anonymous budgets of their address. */
@@ -75,9 +84,12 @@ async function refusal<D>(prepared: PreparedTool<D>, session: Session, target: C
   if (!admission.anonymous) return undefined
   const wait = await session.spendAnonymous(tool.name)
   if (wait === 0) return undefined
-  return failure(
-    `Too many ${tool.name} calls without an access token from this address.`,
-    `retry after ${wait} seconds, or connect with an access token`,
+  return apiFailure(
+    new AppError(
+      'rate_limited',
+      `Too many ${tool.name} calls without an access token from this address.`,
+      `retry after ${wait} seconds, or connect with an access token`,
+    ),
   )
 }
 
@@ -92,14 +104,68 @@ async function runTool<D>(parts: ServerParts<D>, prepared: PreparedTool<D>, args
     return await tool.run(parts.deps, given, session.caller)
   } catch (err) {
     if (err instanceof ToolFailure) return failure(err.message, err.hint)
-    if (err instanceof AppError && (err.statusCode < 500 || err.code === 'service_unavailable')) return failure(err.message, err.hint)
+    if (err instanceof AppError && (err.statusCode < 500 || err.code === 'service_unavailable')) return apiFailure(err)
+    // Storage unreachable (PostgreSQL down, the database file lost): what HTTP answers 503, a
+    // tool error to retry, logged in one line (the store says once what happened, as for HTTP).
+    if (isStorageUnavailable(err)) {
+      parts.logUnavailable(tool.name, err as Error)
+      return apiFailure(storageUnavailable())
+    }
     parts.logFailure(tool.name, err as Error)
     return failure(errorCodes.internal_error.message)
   }
 }
 
-export function buildMcpServer<D>(parts: ServerParts<D>, session: Session): McpServer {
-  const server = new McpServer(parts.serverInfo, { instructions: parts.instructions })
+/** JSON-RPC's resource-not-found code of MCP 2025-06-18 and 2025-11-25 (2026-07-28: -32602). */
+const RESOURCE_NOT_FOUND_2025 = -32002
+
+/** The SDK's resources/read miss: -32602 whose data is exactly `{uri}` (its ResourceNotFoundError). */
+function isResourceNotFound(message: JSONRPCMessage): boolean {
+  if (!('error' in message) || message.error.code !== -32602) return false
+  const data = message.error.data as Record<string, unknown> | undefined
+  return typeof data?.uri === 'string' && Object.keys(data).length === 1
+}
+
+/**
+ * A resources/read of an unknown URI is -32602 with `data: {uri}` in MCP 2026-07-28 (SEP-2164),
+ * which the SDK answers on every revision; the 2025 revisions it also serves say -32002 ("Resource
+ * not found", resources § Error Handling). A 2025-era exchange gets its revision's code.
+ */
+function resourceNotFoundAs2025(server: McpServer): void {
+  const connect = server.connect.bind(server)
+  server.connect = async (transport) => {
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) =>
+      send(
+        isResourceNotFound(message) && 'error' in message
+          ? { ...message, error: { ...message.error, code: RESOURCE_NOT_FOUND_2025 } }
+          : message,
+        options,
+      )
+    return connect(transport)
+  }
+}
+
+/**
+ * The revisions served: the SDK's from 2025-06-18 on (the 2026-07-28 era is added by the SDK).
+ * 2025-03-26 let a client send JSON-RPC batches, which /mcp refuses (transport.ts), and the older
+ * ones spoke HTTP through the HTTP+SSE transport, not Streamable HTTP; a client asking for one of
+ * them is offered the latest 2025 revision instead.
+ */
+export const PROTOCOL_VERSIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version >= '2025-06-18')
+
+/** The protocol era of the exchange, as the SDK's handler classified it. */
+export type Era = 'legacy' | 'modern'
+
+export function buildMcpServer<D>(parts: ServerParts<D>, session: Session, era: Era): McpServer {
+  // Stateless, without a GET stream, and tools and views fixed at start-up: no list ever changes,
+  // and no notification could reach a client if one did. The SDK would advertise listChanged: true.
+  const server = new McpServer(parts.serverInfo, {
+    instructions: parts.instructions,
+    supportedProtocolVersions: PROTOCOL_VERSIONS,
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+  })
+  if (era === 'legacy') resourceNotFoundAs2025(server)
   const ui = viewMeta(parts.config)
 
   for (const view of parts.views) {

@@ -3,7 +3,9 @@
 // run function over the dependencies the app gives it. Tools return text for hosts without UI
 // and structured content for views.
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server'
+import type { AppError } from '../errors/codes.js'
 import type { JsonSchema } from '../spec/document.js'
+import { visible } from './untrusted.js'
 
 /** The caller of a tool: the verified client of the bearer token, or an anonymous caller. */
 export interface Caller {
@@ -11,7 +13,10 @@ export interface Caller {
   clientId: string | null
   /** The scopes the token grants (none when anonymous). */
   scopes: ReadonlySet<string>
-  /** Whose idempotency keys these are, as for HTTP: `client:<id>`, or `addr:<ip>` when anonymous. */
+  /**
+   * Whose idempotency keys these are, as for HTTP: `client:<id>`, or `addr:<address>` when
+   * anonymous (the address as budgets count it: IPv6 as its /64).
+   */
   owner: string
 }
 
@@ -72,8 +77,20 @@ export function success(text: string, structuredContent: object): CallToolResult
   return { content: [{ type: 'text', text }], structuredContent: structuredContent as Record<string, unknown> }
 }
 
-/** A tool error (`isError: true`): the message and what to change. */
+/**
+ * A tool error (`isError: true`): the message and what to change, one line (a value of the caller's
+ * quoted in it cannot break it: see untrusted.ts).
+ */
 export function failure(message: string, hint?: string): CallToolResult {
-  const text = hint === undefined ? message : `${message} Hint: ${hint}`
+  const text = visible(hint === undefined ? message : `${message} Hint: ${hint}`)
   return { content: [{ type: 'text', text }], isError: true }
+}
+
+/**
+ * A refusal the HTTP API would answer with this Error: the same message and hint as text, and the
+ * Error itself (`code`, `message`, `hint`) as structured content, so that a program can tell, e.g.,
+ * `service_unavailable` or `rate_limited` (retry later) from a refusal of its arguments.
+ */
+export function apiFailure(error: AppError): CallToolResult {
+  return { ...failure(error.message, error.hint), structuredContent: error.toBody() }
 }

@@ -1,6 +1,8 @@
 // The /metrics listener: a port of its own, apart from the API (METRICS_PORT, on METRICS_HOST,
 // 127.0.0.1 by default), so the process's internals are shown to the scraper only, never to the
-// API's public. A plain node:http server: one path, nothing else, answers in the Error shape.
+// API's public. A plain node:http server: /metrics, and /readyz with the details the API's public
+// /readyz keeps to itself (storage engine and state, Redis, closing); nothing else, answers in
+// the Error shape.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Registry } from 'prom-client'
@@ -16,13 +18,28 @@ export interface MetricsListener {
   close(): Promise<void>
 }
 
-export async function listenMetrics(registry: Registry, host: string, port: number): Promise<MetricsListener> {
+/** Readiness with its details (the health plugin's `app.readiness`). */
+export type ReadinessProbe = () => Promise<{ status: string }>
+
+export async function listenMetrics(registry: Registry, host: string, port: number, readiness?: ReadinessProbe): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]
-    if (path !== '/metrics') {
-      sendError(res, new AppError('not_found', `There is nothing at ${path}.`, 'the metrics are at /metrics'))
+    const paths = readiness ? '/metrics and /readyz' : '/metrics'
+    if (path !== '/metrics' && (path !== '/readyz' || !readiness)) {
+      sendError(res, new AppError('not_found', `There is nothing at ${path}.`, `this listener serves ${paths}`))
     } else if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendError(res, new AppError('method_not_allowed', `/metrics does not accept ${req.method}.`, 'use GET', { allow: 'GET, HEAD' }))
+      sendError(res, new AppError('method_not_allowed', `${path} does not accept ${req.method}.`, 'use GET', { allow: 'GET, HEAD' }))
+    } else if (path === '/readyz' && readiness) {
+      readiness().then(
+        (details) => {
+          res.writeHead(details.status === 'ready' ? 200 : 503, {
+            'content-type': 'application/json; charset=utf-8',
+            'cache-control': 'no-store',
+          })
+          res.end(req.method === 'HEAD' ? undefined : JSON.stringify(details))
+        },
+        () => sendError(res, new AppError('internal_error')),
+      )
     } else {
       registry.metrics().then(
         (text) => {

@@ -1,13 +1,27 @@
 // The brief the estimator accepts: the spec's EstimateBrief with the ranges and the names of the
-// pricing model added (so the MCP tools' inputSchema says exactly what is accepted), names made
-// canonical first (case, accents and punctuation do not matter), then validated by the one Ajv.
+// pricing model added. Two schemas of one brief: `briefSchema`, what the MCP tools advertise and
+// what a host may check arguments against, says exactly what is accepted: names in any case, with
+// or without accents and punctuation ("mid century", "TURNKEY"), and null for an optional value;
+// `canonicalSchema`, what the estimator checks once names are made canonical (canonicalBrief),
+// allows only the model's names. So a host that validates arguments never refuses what the
+// estimator accepts, and a name that is none of the model's is refused by the estimator with the
+// list of names.
 import { matchKey } from '../catalogue/names.js'
 import type { JsonSchema, Spec } from '../spec/document.js'
 import type { EstimateInput, PricingModel } from './estimate.js'
 
 type Properties = Record<string, JsonSchema>
 
-/** The EstimateBrief schema narrowed to this model. */
+/** How a name may be given: the model's, in any case, accents and punctuation (matchKey). */
+const ANY_SPELLING = '(case, accents, spaces and punctuation do not matter)'
+
+/** Optional values may be null (canonicalBrief treats null as absent, as JSON clients send it). */
+function nullable(schema: JsonSchema | undefined): JsonSchema {
+  const type = schema?.type
+  return { ...schema, type: [...(Array.isArray(type) ? type : [type]), 'null'] }
+}
+
+/** The EstimateBrief schema narrowed to this model, as advertised: names in any spelling, optional values nullable. */
 export function briefSchema(spec: Spec, model: PricingModel): JsonSchema {
   const base = structuredClone(spec.schema('EstimateBrief'))
   const props = base.properties as Properties
@@ -32,13 +46,36 @@ export function briefSchema(spec: Spec, model: PricingModel): JsonSchema {
     'x-hint': `rooms must be a whole number between ${rMin} and ${rMax} (or omitted)`,
   })
   narrow('service_level', {
-    enum: levels.map((l) => l.id),
-    description: `${props.service_level?.description} ${levels.map((l) => `${l.id} ("${l.name}": ${l.description})`).join('; ')}. Default ${model.default_service_level}.`,
-    'x-hint': `service_level must be one of: ${levels.map((l) => l.id).join(', ')} (or omitted for ${model.default_service_level})`,
+    examples: levels.map((l) => l.id),
+    description: `${props.service_level?.description} ${levels.map((l) => `${l.id} ("${l.name}": ${l.description})`).join('; ')} ${ANY_SPELLING}. Default ${model.default_service_level}.`,
   })
-  narrow('style', { enum: styles, 'x-hint': `style must be one of: ${styles.join(', ')} (or omitted)` })
-  narrow('city', { enum: cities, 'x-hint': `city must be one of: ${cities.join(', ')} (or omitted)` })
+  narrow('style', {
+    examples: styles,
+    description: `${props.style?.description} One of: ${styles.join(', ')} ${ANY_SPELLING}.`,
+  })
+  narrow('city', {
+    examples: cities,
+    description: `${props.city?.description} One of: ${cities.join(', ')} ${ANY_SPELLING}.`,
+  })
+  const required = new Set((base.required as string[] | undefined) ?? [])
+  for (const name of Object.keys(props)) if (!required.has(name)) props[name] = nullable(props[name])
   return base
+}
+
+/** The brief as the estimator checks it once names are canonical: the model's names only. */
+export function canonicalSchema(brief: JsonSchema, model: PricingModel): JsonSchema {
+  const props = { ...(brief.properties as Properties) }
+  const levels = model.service_levels.map((l) => l.id)
+  const styles = Object.keys(model.style_factors.styles)
+  const cities = Object.keys(model.city_factors.cities)
+  const only = (name: string, names: string[], hint: string) => {
+    const { examples: _examples, type: _type, ...rest } = props[name] ?? {}
+    props[name] = { ...rest, type: 'string', enum: names, 'x-hint': hint }
+  }
+  only('service_level', levels, `service_level must be one of: ${levels.join(', ')} (or omitted for ${model.default_service_level})`)
+  only('style', styles, `style must be one of: ${styles.join(', ')} (or omitted)`)
+  only('city', cities, `city must be one of: ${cities.join(', ')} (or omitted)`)
+  return { ...brief, properties: props }
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)

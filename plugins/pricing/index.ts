@@ -6,7 +6,7 @@ import { AppError } from '../errors/codes.js'
 import type { JsonSchema, Spec } from '../spec/document.js'
 import { compileStrict, type ValidateFunction } from '../validation/ajv.js'
 import { validationError } from '../validation/messages.js'
-import { briefSchema, canonicalBrief } from './brief.js'
+import { briefSchema, canonicalBrief, canonicalSchema } from './brief.js'
 import { type Estimate, type EstimateInput, estimatePrice, type PricingModel, type PricingOptions, pricingOptions } from './estimate.js'
 import { loadPricingModel } from './model.js'
 
@@ -22,7 +22,7 @@ export class EstimateError extends AppError {
 }
 
 export class Pricing {
-  /** The brief's JSON Schema for this model (the tools' inputSchema is built from it). */
+  /** The brief's JSON Schema for this model, as advertised (the tools' inputSchema is built from it). */
   readonly briefSchema: JsonSchema
   readonly options: PricingOptions
   private readonly validate: ValidateFunction
@@ -33,7 +33,7 @@ export class Pricing {
   ) {
     this.briefSchema = briefSchema(spec, model)
     this.options = pricingOptions(model)
-    this.validate = compileStrict(this.briefSchema)
+    this.validate = compileStrict(canonicalSchema(this.briefSchema, model))
   }
 
   /** Names made canonical, null as absent: what `estimate` validates. */

@@ -14,16 +14,31 @@ export interface Budget {
 
 type PerKey<T> = T | ((request: FastifyRequest, key: string) => Promise<T>)
 
-/** What @fastify/rate-limit takes as a route's `config.rateLimit`. */
+/** What @fastify/rate-limit takes as a route's `config.rateLimit`, with the budget's name (store.ts). */
 export interface RouteLimit {
   max: PerKey<number>
   timeWindow: PerKey<number> | string
+  /** The budget a key counts against: its name in RATE_LIMITS and in Redis keys. */
+  budget: string | ((key: string) => string)
 }
 
 /** Budget for routes outside the spec's operations (docs, discovery, unknown paths): `default`. */
 export const DEFAULT_BUDGET: Budget = { max: 300, window: '1 minute' }
 
 const isAnonymousKey = (key: string): boolean => key.startsWith('addr:')
+
+/**
+ * The security budgets: failed client authentications, and what anonymous callers may store
+ * (`<operationId>Anonymous`, `requestConsultationAnonymous`). They are counted exactly while Redis
+ * answers: every request waits for its own token (README "Scaling out").
+ */
+export const isSecurityBudget = (name: string): boolean => name.startsWith('authFailures') || name.endsWith('Anonymous')
+
+/**
+ * How many requests of a pair an instance may let through on credit, and leases ahead: 2 % of an
+ * ordinary budget (so N instances overshoot it by at most N × 2 %), none of a security budget.
+ */
+export const shareOf = (name: string, max: number): number => (isSecurityBudget(name) ? 0 : Math.floor(max / 50))
 
 export class Budgets {
   private readonly known = new Set<string>(['default'])
@@ -45,14 +60,17 @@ export class Budgets {
     const declared = op['x-rate-limit']
     if (!declared) return undefined
     const own = this.resolve(op.operationId, declared)
-    if (declared.anonymous_max === undefined) return { max: own.max, timeWindow: own.window }
-    const anonymous = this.resolve(`${op.operationId}Anonymous`, { max: declared.anonymous_max, window: own.window })
-    if (!allowAnonymous) return { max: own.max, timeWindow: own.window }
+    const name = op.operationId
+    if (declared.anonymous_max === undefined) return { max: own.max, timeWindow: own.window, budget: name }
+    const anonymousName = `${name}Anonymous`
+    const anonymous = this.resolve(anonymousName, { max: declared.anonymous_max, window: own.window })
+    if (!allowAnonymous) return { max: own.max, timeWindow: own.window, budget: name }
     const ownMs = toMs(own.window)
     const anonymousMs = toMs(anonymous.window)
     return {
       max: async (_req, key) => (isAnonymousKey(key) ? anonymous.max : own.max),
       timeWindow: async (_req, key) => (isAnonymousKey(key) ? anonymousMs : ownMs),
+      budget: (key) => (isAnonymousKey(key) ? anonymousName : name),
     }
   }
 

@@ -1,63 +1,62 @@
-// Where rate-limit counters live. With Redis, every instance shares one budget per client; while
-// Redis is unreachable each instance falls back to its own in-memory counters (the same limits,
-// per instance), so the API keeps serving and still refuses floods. Counting returns to Redis as
-// soon as it answers again.
-import { createRequire } from 'node:module'
-import type { Redis } from 'ioredis'
+// The `store` @fastify/rate-limit counts with: the counters of counters.ts (in memory, or shared
+// through Redis), named after the budget each limiter counts against. @fastify/rate-limit hands a
+// store only a key; the budget comes from the limiter's options (`budget`, set by budgets.ts for
+// the spec's operations and by the plugins for theirs), else from the route's path (`/mcp` is the
+// `mcp` budget), else from the key itself (`<budget>:<caller>`, as plugins/mcp/anonymous.ts
+// builds it). Its own RedisStore built names from the route (`rl:GET/project_metadata.json-…`,
+// and `rl:undefinedundefined-…` for limiters made with createRateLimit, which have no route).
+import type { Counters, Verdict } from './counters.js'
 
-const require = createRequire(import.meta.url)
-// The plugin's own stores: @fastify/rate-limit exposes a `store` option for a custom class.
-const LocalStore = require('@fastify/rate-limit/store/LocalStore') as StoreClass
-const RedisStore = require('@fastify/rate-limit/store/RedisStore') as StoreClass
+type Callback = (err: Error | null, res: { current: number; ttl: number } | null) => void
 
-type Result = { current: number; ttl: number }
-type Callback = (err: Error | null, res: Result | null) => void
+/** A limiter's key → [budget, caller]. */
+type Naming = (key: string) => [string, string]
 
-interface CounterStore {
-  incr(key: string, cb: Callback, timeWindow: number, max: number): void
-  read(key: string, cb: Callback, timeWindow: number, max: number): void
-  child(routeOptions: object): CounterStore
+/** The extra option a limiter names its budget with. */
+export type BudgetOption = string | ((key: string) => string)
+
+interface LimiterParams {
+  budget?: BudgetOption
+  routeInfo?: { url?: string }
 }
 
-type StoreClass = new (...args: unknown[]) => CounterStore
+function namingOf(params: LimiterParams): Naming {
+  const { budget } = params
+  if (typeof budget === 'string') return (key) => [budget, key]
+  if (typeof budget === 'function') return (key) => [budget(key), key]
+  const path = params.routeInfo?.url?.replace(/^\/+/, '')
+  if (path) return (key) => [path, key]
+  return (key) => {
+    const colon = key.indexOf(':')
+    return colon > 0 ? [key.slice(0, colon), key.slice(colon + 1)] : ['unnamed', key]
+  }
+}
 
-/** Builds the `store` class @fastify/rate-limit instantiates, bound to a Redis client. */
-export function fallbackStore(redis: Redis, prefix: string, onFallback: (err: Error) => void) {
-  class FallbackStore implements CounterStore {
-    constructor(
-      params: { continueExceeding?: boolean; exponentialBackoff?: boolean },
-      private readonly remote: CounterStore = new RedisStore(params.continueExceeding, params.exponentialBackoff, redis, prefix),
-      private readonly local: CounterStore = new LocalStore(params.continueExceeding, params.exponentialBackoff, 10_000),
-    ) {}
+/** The store class for @fastify/rate-limit's `store` option; the root store counts the `default` budget. */
+export function counterStore(counters: Counters, shareOf: (budget: string, max: number) => number) {
+  return class CounterStore {
+    private readonly naming: Naming
 
-    private run(op: 'incr' | 'read', key: string, cb: Callback, timeWindow: number, max: number): void {
-      if (redis.status !== 'ready') {
-        this.local[op](key, cb, timeWindow, max)
-        return
-      }
-      this.remote[op](
-        key,
-        (err, res) => {
-          if (!err) return cb(null, res)
-          onFallback(err)
-          this.local[op](key, cb, timeWindow, max)
-        },
-        timeWindow,
-        max,
-      )
+    /** @fastify/rate-limit constructs the root store with its global options; children get a naming. */
+    constructor(naming?: unknown) {
+      this.naming = typeof naming === 'function' ? (naming as Naming) : (key) => ['default', key]
     }
 
     incr(key: string, cb: Callback, timeWindow: number, max: number): void {
-      this.run('incr', key, cb, timeWindow, max)
+      const [budget, caller] = this.naming(key)
+      const verdict = counters.spend(budget, caller, max, timeWindow, shareOf(budget, max))
+      if (verdict instanceof Promise) verdict.then((v: Verdict) => cb(null, v))
+      else cb(null, verdict)
     }
 
-    read(key: string, cb: Callback, timeWindow: number, max: number): void {
-      this.run('read', key, cb, timeWindow, max)
+    /** `{ increment: false }`: what this instance knows, without asking Redis. */
+    read(key: string, cb: Callback, timeWindow: number): void {
+      const [budget, caller] = this.naming(key)
+      cb(null, counters.peek(budget, caller, timeWindow))
     }
 
-    child(routeOptions: object): CounterStore {
-      return new FallbackStore({}, this.remote.child(routeOptions), this.local.child(routeOptions))
+    child(params: LimiterParams): CounterStore {
+      return new CounterStore(namingOf(params))
     }
   }
-  return FallbackStore
 }

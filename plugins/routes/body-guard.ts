@@ -2,14 +2,14 @@
 // (Fastify would otherwise parse text/plain and skip validation) and without a content coding. Used by every spec operation
 // with a request body and by /mcp.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { AppError } from '../errors/codes.js'
+import { AppError, UnreadableBody } from '../errors/codes.js'
 
 export function bodyGuard(types: readonly string[]) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
     const length = request.headers['content-length']
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
     if (!hasBody) {
-      throw new AppError('invalid_request', 'The request body is empty.', `send the body as ${types.join(' or ')}`)
+      throw new UnreadableBody('The request body is empty.', `send the body as ${types.join(' or ')}`)
     }
     // RFC 9110 §8.4: a content coding the server does not decode is refused, not misread as JSON.
     const coding = request.headers['content-encoding']?.trim().toLowerCase()

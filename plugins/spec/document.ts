@@ -24,6 +24,7 @@ export interface OpenApiDocument {
   info: { version: string; title: string; [key: string]: unknown }
   paths: Record<string, Record<string, Operation>>
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown>; [key: string]: unknown }
+  servers?: { url: string; description?: string; [key: string]: unknown }[]
   [key: string]: unknown
 }
 
@@ -108,11 +109,14 @@ export class Spec {
    * The document as this deployment serves it (/openapi.json, /docs): this server's URL, the
    * absolute token URL, the anonymous alternative `{}` on operations that declare an
    * `anonymous_max` when the operator allows anonymous submissions, and without the
-   * `x-internal` schemas (MCP tool arguments and data files, which are not HTTP shapes).
+   * `x-internal` schemas (MCP tool arguments and data files, which are not HTTP shapes) and the
+   * security schemes no operation lists (the `ApiKey` scheme: nothing here accepts it, so a
+   * client, or the /docs page's Authorize dialog, should not offer it).
    */
   served(config: Pick<Config, 'publicBaseUrl' | 'leadsAllowAnonymous'>): OpenApiDocument {
     const out = structuredClone(this.document)
-    out.servers = [{ url: config.publicBaseUrl }]
+    // This deployment's URL, with what the spec says of its server (its audience and environment).
+    out.servers = [{ ...this.document.servers?.[0], url: config.publicBaseUrl }]
     const flows = (out.components.securitySchemes.OAuth2 as { flows?: { clientCredentials?: { tokenUrl: string } } })?.flows
     if (flows?.clientCredentials) flows.clientCredentials.tokenUrl = `${config.publicBaseUrl}/api/token`
     if (config.leadsAllowAnonymous) {
@@ -125,6 +129,10 @@ export class Spec {
     for (const [name, schema] of Object.entries(out.components.schemas)) {
       if ((schema as JsonSchema)['x-internal'] === true) delete out.components.schemas[name]
     }
+    const listed = new Set(
+      Object.values(out.paths).flatMap((item) => Object.values(item).flatMap((op) => (op?.security ?? []).flatMap((r) => Object.keys(r)))),
+    )
+    for (const name of Object.keys(out.components.securitySchemes)) if (!listed.has(name)) delete out.components.securitySchemes[name]
     return out
   }
 }

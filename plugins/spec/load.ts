@@ -7,7 +7,7 @@ import { projectRoot } from '../../config.js'
 import type { OpenApiDocument } from './document.js'
 
 export const specPath = join(projectRoot, 'spec', 'openapi.yaml')
-/** The spec as JSON, written by `npm run build` (scripts/build-spec.ts) for a faster start. */
+/** The spec as JSON, written by `npm run build` and `npm start` (scripts/build-spec.mjs) for a faster start. */
 export const builtSpecPath = join(projectRoot, 'dist', 'spec', 'openapi.json')
 
 const mtime = (path: string): number => {

@@ -1,9 +1,12 @@
-// The store plugin: owns the storage connection for the app's lifetime, and says at start-up when
-// the data folder (database, keys, credentials) is open to other users.
+// The store plugin: owns the storage connection for the app's lifetime, refuses a data folder that
+// belongs to another user, and says at start-up when the data folder (database, keys,
+// credentials) is open to other users.
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
+import { snapshotBeforeMigrating } from '../backup/premigration.js'
+import { holdServerLock } from './in-use.js'
 import { openStore, type Store } from './open.js'
-import { readableByOthers } from './private-files.js'
+import { checkOwnership, readableByOthers } from './private-files.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,6 +16,8 @@ declare module 'fastify' {
 
 export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
   async (app, { config, unsafeNoFsync = false }) => {
+    // Another user's data folder is refused before anything in it is read (private-files.ts).
+    checkOwnership(config.dataDir)
     const store = await openStore(config, {
       unsafeNoFsync,
       onPoolError: (err) =>
@@ -20,6 +25,8 @@ export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
           { err: { message: err.message, code: (err as { code?: string }).code } },
           'storage connection lost; the pool reconnects',
         ),
+      // A snapshot first when migrations are about to change an existing database (plugins/backup).
+      beforeMigrating: snapshotBeforeMigrating(config, app.log),
       onLost: (reason) =>
         app.log.error(
           `${reason}: storage now answers 503 and /readyz fails; restart the server (after restoring the data folder, if it was moved or deleted)`,
@@ -35,8 +42,13 @@ export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
     if (unsafeNoFsync && store.dialect === 'sqlite') {
       app.log.warn('fsync is OFF (SQLite synchronous=OFF): acknowledged leads can be lost on a crash; benchmark only')
     }
+    // Tells restore (and the CLIs) that a server uses this folder, for as long as it runs (in-use.ts).
+    const lock = store.dialect === 'sqlite' ? holdServerLock(config.dataDir) : undefined
     app.decorate('store', store)
-    app.addHook('onClose', async () => store.close())
+    app.addHook('onClose', async () => {
+      await store.close()
+      lock?.release()
+    })
   },
   { name: 'store', fastify: '5.x' },
 )

@@ -1,7 +1,7 @@
 // Versioned migrations, the same on every backend. Kysely's Migrator keeps the applied list; on
 // PostgreSQL it also takes a lock, so several instances starting together migrate once. On SQLite
 // it takes none: open.ts runs one file's migrations one at a time instead.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -141,45 +141,116 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute()
       },
     },
+    // The lead an outbox event is about (null for events about no lead, such as webhook.test), so
+    // that a lead's events are found without reading payloads: replaying a lead's event by its
+    // id, and erasing every copy of a lead (personal data). Older events are filled in from
+    // their payload's `data.id`.
+    '005_event_lead_id': {
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('webhook_events').addColumn('lead_id', 'text').execute()
+        const leadId = dialect === 'postgres' ? sql`(payload::json -> 'data' ->> 'id')` : sql`json_extract(payload, '$.data.id')`
+        await sql`update webhook_events set lead_id = ${leadId} where type = 'lead.received'`.execute(db)
+        await db.schema.createIndex('webhook_events_lead_id').on('webhook_events').column('lead_id').execute()
+      },
+    },
+    // Personal data (plugins/privacy): how each lead arrived and when the person consented; the
+    // record of each erasure (no personal data: the lead id, when, why, and a keyed hash of the
+    // address so that an access request can be told it was erased); received_at indexed for the
+    // retention sweep. Endpoints that receive leads hear of their erasure (lead.erased).
+    '006_personal_data': {
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('leads').addColumn('source', 'text').execute()
+        await db.schema.alterTable('leads').addColumn('consented_at', 'text').execute()
+        await db.schema.createIndex('leads_received_at').on('leads').column('received_at').execute()
+        await db.schema
+          .createTable('lead_erasures')
+          .addColumn('lead_id', 'text', (c) => c.primaryKey())
+          .addColumn('email_hash', 'text', (c) => c.notNull())
+          .addColumn('erased_at', 'text', (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('scrubbed_at', 'text')
+          .execute()
+        await db.schema.createIndex('lead_erasures_email_hash').on('lead_erasures').column('email_hash').execute()
+        // An event's deliveries by event: what ON DELETE CASCADE looks up for each deleted event
+        // (erasure, the payload sweep), and what the sweep asks of each old event.
+        await db.schema.createIndex('webhook_deliveries_event_id').on('webhook_deliveries').column('event_id').execute()
+        await sql`update webhook_endpoints set events = events || ' lead.erased'
+          where (' ' || events || ' ') like '% lead.received %' and (' ' || events || ' ') not like '% lead.erased %'`.execute(db)
+      },
+    },
+    // Lead delivery's second channel, and what an operator sees of each endpoint: an endpoint's
+    // `kind` says how its deliveries go (`webhook`: signed HTTP; `email`: the studio's inbox, a
+    // built-in endpoint the server keeps from SMTP_URL and LEAD_EMAIL_TO), so an email is a
+    // delivery row like any other (deleted with its event). The worker keeps each endpoint's
+    // health: failing since when (its failing turns are served apart from the healthy ones), the
+    // last failure and when, and when it was last served (turns go round, least recent first).
+    '007_email_channel': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('webhook_endpoints')
+          .addColumn('kind', 'text', (c) => c.notNull().defaultTo('webhook'))
+          .execute()
+        for (const column of ['failing_since', 'last_failure', 'last_failure_at', 'served_at']) {
+          await db.schema.alterTable('webhook_endpoints').addColumn(column, 'text').execute()
+        }
+      },
+    },
   }
 }
 
 /** Kysely's Migrator over these migrations. */
 export async function migrator(db: Kysely<unknown>, dialect: Dialect): Promise<Migrator> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
-  // On PostgreSQL the Migrator looks for its own tables across every schema; pin it to ours
-  // (the connection's search_path), so a database with other schemas does not confuse it.
-  const schema = await connectionSchema(db, dialect)
-  return new Migrator({ db, provider, ...(schema && { migrationTableSchema: schema }) })
-}
-
-/** The schema this connection works in (its search_path), on PostgreSQL. */
-async function connectionSchema(db: Kysely<unknown>, dialect: Dialect): Promise<string | undefined> {
-  if (dialect !== 'postgres') return undefined
-  return (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+  if (dialect !== 'postgres') return new Migrator({ db, provider })
+  // On PostgreSQL the Migrator finds its own tables through db.introspection, which reads every
+  // table of every schema in the database and calls functions on each schema's name: a schema
+  // that another application (or a test) drops during that query fails it with
+  // `invalid_schema_name` (CI saw it: "schema t_… does not exist", a schema not ours). Pin the
+  // Migrator to ours (the connection's search_path) and let it look there only.
+  const schema = (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+  if (!schema) return new Migrator({ db, provider })
+  return new Migrator({ db: withIntrospectionOf(db, schema), provider, migrationTableSchema: schema })
 }
 
 /**
- * Kysely finds its migration table by introspecting every table of every schema in the database
- * (PostgresIntrospector.getTables), calling functions on each schema's name: a schema that another
- * application (or a test) drops during that query fails it with `invalid_schema_name`. Nothing was
- * migrated then; the introspection is simply run again.
+ * The same Kysely, whose introspection sees one schema: its name among the schemas, its tables
+ * (names only: all the Migrator asks of them). Everything else is the Kysely itself.
  */
-const isIntrospectionRace = (err: unknown, ours: string | undefined): boolean => {
-  const e = err as { code?: string; message?: string } | undefined
-  return e?.code === '3F000' && ours !== undefined && !String(e.message).includes(`"${ours}"`)
+function withIntrospectionOf(db: Kysely<unknown>, schema: string): Kysely<unknown> {
+  const introspection: DatabaseIntrospector = {
+    async getSchemas() {
+      const { rows } = await sql<{ name: string }>`
+        select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db)
+      return rows
+    },
+    async getTables() {
+      const { rows } = await sql<{ name: string; kind: string }>`
+        select c.relname as name, c.relkind as kind
+        from pg_catalog.pg_class c join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+        where ns.nspname = ${schema} and c.relkind in ('r', 'v', 'p')`.execute(db)
+      return rows.map((r) => ({ name: r.name, schema, isView: r.kind === 'v', columns: [] }))
+    },
+    async getMetadata() {
+      return { tables: await this.getTables() }
+    },
+  }
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'introspection') return introspection
+      const value = Reflect.get(target, key, target)
+      // Kysely's methods use private fields: they run on the Kysely, not on this proxy.
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
 }
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  let outcome = await (await migrator(db, dialect)).migrateToLatest()
-  const ours = await connectionSchema(db, dialect)
-  for (let attempt = 1; attempt < 4 && isIntrospectionRace(outcome.error, ours); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
-    outcome = await (await migrator(db, dialect)).migrateToLatest()
-  }
-  const { error, results } = outcome
+  const { error, results } = await (await migrator(db, dialect)).migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
     throw new Error(`Database migration ${failed} failed: ${(error as Error).message ?? String(error)}`)
   }
 }
+
+/** The names of the migrations this version knows (a restore refuses a database that has others). */
+export const migrationNames = (): string[] => Object.keys(migrations('sqlite'))

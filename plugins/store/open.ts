@@ -1,8 +1,9 @@
 // Opens the storage the configuration names and brings its schema up to date. The store is the
 // connection only: each feature builds its repositories over `store.db`.
 // The embedded default is a SQLite file in the data folder (WAL, fsync on every commit), owner
-// only (private-files.ts), and watched (watched.ts): if the file is deleted or replaced while it
-// is open, every statement fails instead of writing into a file nobody will ever read again.
+// only (private-files.ts), and watched (watched.ts): if the file, its -wal or its -shm is deleted
+// or replaced while it is open, every statement fails instead of writing into a file nobody will
+// ever read again.
 // Reads run on the main thread, writes on a worker thread, so that no commit's fsync holds the
 // event loop (sqlite-thread-dialect.ts).
 import { existsSync } from 'node:fs'
@@ -10,7 +11,8 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import type { Config } from '../../config.js'
-import { type Dialect, migrateToLatest } from './migrations.js'
+import { serverRunning } from './in-use.js'
+import { type Dialect, migrateToLatest, migrator } from './migrations.js'
 import { MissingDataFile, privateDir, privateFile, touchPrivateFile } from './private-files.js'
 import type { Database } from './schema.js'
 import { configureConnection } from './sqlite-connection.js'
@@ -47,18 +49,23 @@ function openSqlite(
     touchPrivateFile(file)
   }
   privateDir(dataDir)
+  refuseLostLog(dataDir)
   const database = new SQLite(file)
   // Its busy timeout first, so switching to WAL waits for other processes too. WAL lets readers
   // (this connection, the CLI) run beside the writer; it is a property of the file, so the writer
   // thread's connection finds it set.
   configureConnection(database, unsafeNoFsync)
   switchToWal(database)
+  // A first read opens the write-ahead log and its index (-wal, -shm), so that the watch below
+  // knows all three files as they are now.
+  database.prepare('select count(*) from sqlite_master').get()
   // Files an older version created with the umask's mode.
   for (const path of [file, `${file}-wal`, `${file}-shm`]) privateFile(path)
-  // Both connections (this one reads; the writer thread's writes) watch the file: whichever sees
-  // it gone first tells.
+  // Both connections (this one reads; the writer thread's writes) watch the files: whichever sees
+  // one gone first tells, and the reader then refuses too (/readyz fails).
   let told = false
   const lostOnce = (reason: string) => {
+    reader.markLost(reason)
     if (told) return
     told = true
     onLost(reason)
@@ -67,6 +74,21 @@ function openSqlite(
   return {
     db: new Kysely<Database>({ dialect: new ThreadedSqliteDialect({ reader, file, unsafeNoFsync, onLost: lostOnce }) }),
     location: file,
+  }
+}
+
+/**
+ * A running server always has the -wal and -shm open: missing, they were deleted under it, and a
+ * new connection would build a new index over its log, the two then overwriting each other's
+ * commits. Refused, with what to do.
+ */
+export function refuseLostLog(dataDir: string): void {
+  const file = sqliteFile(dataDir)
+  const gone = [`${file}-wal`, `${file}-shm`].filter((path) => !existsSync(path))
+  if (gone.length > 0 && serverRunning(dataDir)) {
+    throw new Error(
+      `${gone.join(' and ')} ${gone.length > 1 ? 'are' : 'is'} missing while a server is using ${dataDir}: deleted under it, so nothing is written here now; stop that server (it refuses every write already) and start it again`,
+    )
   }
 }
 
@@ -167,6 +189,13 @@ export interface OpenOptions {
   create?: boolean
   /** Called once when the SQLite file is found deleted or replaced while open. */
   onLost?: (reason: string) => void
+  /**
+   * Called before migrations are applied to an existing database (one with migrations applied
+   * already, not a new one), with the names of those about to run; on SQLite inside the
+   * migration lock, so one process calls it. The start-up's snapshot (plugins/backup); if it
+   * throws, nothing is migrated.
+   */
+  beforeMigrating?: (pending: string[], dialect: Dialect) => Promise<void>
 }
 
 type StoreConfig = Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>
@@ -190,7 +219,14 @@ export async function connect(
 export async function openStore(config: StoreConfig, options: OpenOptions = {}): Promise<Store> {
   const { db, location, dialect } = await connect(config, options)
   try {
-    const migrate = () => migrateToLatest(db as Kysely<unknown>, dialect)
+    const migrate = async () => {
+      if (options.beforeMigrating) {
+        const known = await (await migrator(db as Kysely<unknown>, dialect)).getMigrations()
+        const pending = known.filter((m) => m.executedAt === undefined).map((m) => m.name)
+        if (pending.length > 0 && pending.length < known.length) await options.beforeMigrating(pending, dialect)
+      }
+      return migrateToLatest(db as Kysely<unknown>, dialect)
+    }
     await (dialect === 'sqlite' ? oneMigrationAtATime(location, migrate) : migrate())
   } catch (err) {
     await db.destroy()

@@ -2,7 +2,9 @@
 // owner's alone, 0700, and every file in it 0600, whatever the umask and whatever mode an older
 // version left behind. The modes are set explicitly after creating (a creation mode is only
 // what the umask lets through, and an existing file keeps its mode).
-import { chmodSync, closeSync, mkdirSync, openSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { userInfo } from 'node:os'
+import { join } from 'node:path'
 
 const STICKY = 0o1000
 
@@ -51,4 +53,57 @@ export function writePrivateFile(path: string, data: string, flag: 'w' | 'wx' = 
 export function touchPrivateFile(path: string): void {
   closeSync(openSync(path, 'a', 0o600))
   privateFile(path)
+}
+
+/** A data folder, or a file in it, that belongs to another user (see checkOwnership). */
+export class ForeignOwner extends Error {}
+
+/** The name of a local user (from /etc/passwd), for messages; undefined when unknown. */
+function userName(uid: number): string | undefined {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':')
+      if (id === String(uid)) return name
+    }
+  } catch {
+    // no /etc/passwd: numbers only
+  }
+  return undefined
+}
+
+const who = (uid: number): string => {
+  const name = userName(uid)
+  return name ? `${name} (uid ${uid})` : `uid ${uid}`
+}
+
+/**
+ * The data folder must belong to the user the server runs as, and so must everything in it and
+ * in its `keys/` (root's is accepted too: root can read and plant anything anyway), as sshd's
+ * StrictModes demands of a user's keys: another user's folder may hold a signing key, a pepper,
+ * a database or credentials that user planted or can read, and the server would mint tokens with
+ * that key and trust that database without a word. Throws ForeignOwner naming the path, its
+ * owner and the fix; a folder that does not exist yet is no error. Not checked where there are no
+ * POSIX owners (Windows).
+ */
+export function checkOwnership(dataDir: string, runner = 'the server'): void {
+  const me = process.geteuid?.()
+  if (me === undefined) return
+  const inside = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).map((name) => join(dir, name))
+    } catch {
+      return []
+    }
+  }
+  const keys = join(dataDir, 'keys')
+  for (const path of [dataDir, ...inside(dataDir), ...inside(keys)]) {
+    // lstat: a symbolic link planted by another user is theirs, whatever it points to.
+    const stat = lstatSync(path, { throwIfNoEntry: false })
+    if (stat === undefined || stat.uid === me || stat.uid === 0) continue
+    const myName = userName(me) ?? userInfo().username
+    throw new ForeignOwner(
+      `${path} belongs to ${who(stat.uid)}, not to ${who(me)} that runs ${runner}: another user could have planted a signing key, a pepper or a database there (or read them), so the data folder is not used. ` +
+        `Give it to the server's user (chown -R ${myName || me} ${dataDir}) if it is yours, or set DATA_DIR to a folder of the server's own.`,
+    )
+  }
 }

@@ -32,6 +32,23 @@ export interface LeadsTable {
   fields: string
   received_at: string
   client_id: string | null
+  /** How it arrived: `api`, `form` or `agent`; null for leads stored before 006_personal_data. */
+  source: LeadSource | null
+  /** When the person consented to be contacted (the form's box, the agent tool's `consent: true`). */
+  consented_at: string | null
+}
+
+export type LeadSource = 'api' | 'form' | 'agent'
+
+/** One erased lead: no personal data (plugins/privacy). */
+export interface LeadErasuresTable {
+  lead_id: string
+  /** HMAC-SHA256 of the lowercased address under the server's key: `export` can say an address was erased. */
+  email_hash: string
+  erased_at: string
+  reason: 'request' | 'retention'
+  /** SQLite: when the erased bytes were cleared from the database files (VACUUM, WAL truncated); null until then. */
+  scrubbed_at: string | null
 }
 
 export interface IdempotencyKeysTable {
@@ -56,9 +73,14 @@ export interface CatalogueTable {
   published_at: string
 }
 
+/** How an endpoint's deliveries go: signed HTTP, or email to the studio (the built-in endpoint `email`). */
+export type EndpointKind = 'webhook' | 'email'
+
 export interface WebhookEndpointsTable {
-  /** `we_…` */
+  /** `we_…`, or `email` for the built-in email channel. */
   id: string
+  kind: Generated<EndpointKind>
+  /** The receiver's URL; `mailto:a@x,b@y` for the email channel (its recipients). */
   url: string
   /** Space-separated event types the endpoint receives. */
   events: string
@@ -74,6 +96,13 @@ export interface WebhookEndpointsTable {
   /** The instance delivering to this endpoint now, and until when (renewed before each attempt). */
   lease_owner: string | null
   lease_until: string | null
+  /** Set by a failed (or held) attempt, cleared by a delivered one: the endpoint is served among the failing ones. */
+  failing_since: string | null
+  /** The last failed or held attempt's outcome, and when (kept after it recovers). */
+  last_failure: string | null
+  last_failure_at: string | null
+  /** When its last turn ended: the least recently served endpoint goes first. */
+  served_at: string | null
 }
 
 export interface WebhookEventsTable {
@@ -85,6 +114,8 @@ export interface WebhookEventsTable {
   /** The signed body, as sent. */
   payload: string
   created_at: string
+  /** The lead the event is about (`lead.received`…); null for events about no lead (`webhook.test`). */
+  lead_id: string | null
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead'
@@ -113,4 +144,5 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable
   webhook_events: WebhookEventsTable
   webhook_deliveries: WebhookDeliveriesTable
+  lead_erasures: LeadErasuresTable
 }

@@ -3,13 +3,13 @@
 // a syntax error in valid JSON; this one says which key is refused and why.
 import type { FastifyInstance } from 'fastify'
 import sjson from 'secure-json-parse'
-import { AppError } from '../errors/codes.js'
+import { AppError, UnreadableBody } from '../errors/codes.js'
 
 /** secure-json-parse's refusal of `__proto__` and `constructor.prototype` keys. */
 const FORBIDDEN = /forbidden prototype property/
 
 export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) throw new AppError('invalid_request', 'The request body is empty.', 'send a JSON object in the body')
+  if (text.length === 0) throw new UnreadableBody('The request body is empty.', 'send a JSON object in the body')
   try {
     return sjson.parse(text, { protoAction: 'error', constructorAction: 'error' })
   } catch (err) {
@@ -20,8 +20,7 @@ export function parseJsonBody(text: string): unknown {
         'remove that key: it would replace the prototype of the object it is in',
       )
     }
-    throw new AppError(
-      'invalid_request',
+    throw new UnreadableBody(
       'The request body is not valid JSON.',
       'check the body for a syntax error, such as a missing quote or a trailing comma',
     )

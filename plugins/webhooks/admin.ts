@@ -1,9 +1,10 @@
 // What an operator does with endpoints (scripts/webhooks.ts, and tests): add one (its URL checked
 // by the safety rules, its events against the spec), rotate its secret with a grace period, send
-// it a test event, replay events. Nothing here sends: the delivery worker of a running instance does.
+// it a test event, find what to replay (an event by its id, or a lead's events by the lead id).
+// Nothing here sends: the delivery worker of a running instance does.
 import { randomBytes } from 'node:crypto'
-import { LEAD_RECEIVED, webhookTest } from './events.js'
-import type { WebhooksRepository } from './repository.js'
+import { LEAD_ERASED, LEAD_RECEIVED, webhookTest } from './events.js'
+import { EMAIL_ENDPOINT_ID, type WebhooksRepository } from './repository.js'
 import { parseTarget, resolveTarget } from './safety.js'
 import { newSigningSecret } from './signing.js'
 
@@ -22,10 +23,17 @@ export interface AddedEndpoint {
 
 const newEndpointId = (): string => `we_${randomBytes(8).toString('hex')}`
 
+/**
+ * The events an endpoint subscribes to: those named (default lead.received). An endpoint that
+ * receives leads also hears of their erasure (GDPR art. 19: a controller tells the recipients it
+ * gave personal data to), so lead.received always brings lead.erased with it.
+ */
 export function checkEvents(events: string[], known: readonly string[]): string[] {
   const unknown = events.filter((e) => !known.includes(e))
   if (unknown.length > 0) throw new Error(`unknown event type ${unknown.join(', ')}; event types are ${known.join(', ')}`)
-  return events.length === 0 ? [LEAD_RECEIVED] : [...new Set(events)]
+  const named = events.length === 0 ? [LEAD_RECEIVED] : events
+  const erased = named.includes(LEAD_RECEIVED) && known.includes(LEAD_ERASED) ? [LEAD_ERASED] : []
+  return [...new Set([...named, ...erased])]
 }
 
 export async function addEndpoint(admin: WebhookAdmin, opts: { url: string; events?: string[] }, now = new Date()): Promise<AddedEndpoint> {
@@ -50,6 +58,7 @@ export async function rotateSecret(
   graceMs: number,
   now = new Date(),
 ): Promise<{ secret: string; previous_until: string } | undefined> {
+  if (id === EMAIL_ENDPOINT_ID) throw new Error('the email channel signs nothing: it has no secret to rotate')
   const secret = newSigningSecret()
   const previousUntil = new Date(now.getTime() + graceMs).toISOString()
   return (await admin.repo.rotateSecret(id, secret, previousUntil)) ? { secret, previous_until: previousUntil } : undefined
@@ -65,4 +74,17 @@ export async function sendTest(admin: WebhookAdmin, id: string, now = new Date()
   const event = webhookTest(id, now)
   await admin.repo.addEventFor(id, event)
   return event.id
+}
+
+/**
+ * The events an id names: an event (`msg_…`, its webhook-id), or every event about a lead (by
+ * the lead id, webhook_events.lead_id). Throws, saying what it wants, when it names neither.
+ */
+export async function eventsNamed(repo: WebhooksRepository, id: string): Promise<string[]> {
+  if (await repo.eventExists(id)) return [id]
+  const ofLead = await repo.eventsOfLead(id)
+  if (ofLead.length > 0) return ofLead
+  throw new Error(
+    `no event ${id}: give an event's webhook-id (msg_…, as status lists dead letters and receivers see it in the webhook-id header) or the id of a stored lead`,
+  )
 }

@@ -1,11 +1,12 @@
 // Endpoints, the outbox of events and the deliveries queue, over a Kysely connection (the app's,
 // the CLI's, or a lead batch's transaction). An event is announced to an endpoint by one
 // delivery row: pending until a 2xx, retried on its own schedule, dead after the last attempt.
-// One instance at a time delivers to an endpoint: the one holding its lease.
+// One instance at a time delivers to an endpoint: the one holding its lease. An endpoint is of a
+// kind (signed HTTP, or the built-in email channel): the rows are the same, only the attempt differs.
 import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Dialect } from '../store/migrations.js'
-import type { Database, WebhookEndpointsTable } from '../store/schema.js'
-import type { NewEvent } from './events.js'
+import type { Database, EndpointKind, WebhookEndpointsTable } from '../store/schema.js'
+import { LEAD_RECEIVED, type NewEvent } from './events.js'
 
 export type Endpoint = Selectable<WebhookEndpointsTable>
 
@@ -20,35 +21,60 @@ export interface DueDelivery {
 
 export interface EndpointStatus {
   id: string
+  kind: EndpointKind
   url: string
   disabled_at: string | null
   disabled_reason: string | null
+  failing_since: string | null
+  last_failure: string | null
+  last_failure_at: string | null
   pending: number
   delivered: number
   dead: number
   oldest_pending: string | null
+  /** When the next attempt of a pending delivery is due (held ones: when they are looked at again). */
+  next_attempt_at: string | null
 }
 
 export interface DeadLetter {
   endpoint_id: string
   event_id: string
   event_type: string
+  lead_id: string | null
   attempts: number
   last_outcome: string | null
   last_attempt_at: string | null
 }
+
+/** Endpoints served apart: those whose last attempt went well, and those failing (or held back). */
+export type Pool = 'healthy' | 'failing'
+
+/** How an endpoint's turn ended, for its health: a delivery made, or a failure (its outcome). */
+export type TurnEnd = { at: string; failure?: string; delivered: boolean }
+
+/** The built-in endpoint of the email channel (one per deployment, kept by the server from its configuration). */
+export const EMAIL_ENDPOINT_ID = 'email'
+
+/** The email channel's recipients as its endpoint keeps them: `mailto:a@x,b@y`. */
+export const mailtoUrl = (to: readonly string[]): string => `mailto:${to.join(',')}`
+export const recipientsOf = (url: string): string[] =>
+  url
+    .replace(/^mailto:/, '')
+    .split(',')
+    .filter(Boolean)
 
 /** An endpoint subscribed to the event's type (types are stored space-separated). */
 const subscribed = sql<boolean>`(' ' || ep.events || ' ') like ('% ' || ev.type || ' %')`
 
 /**
  * Writes events to the outbox and one pending delivery per enabled endpoint subscribed to each.
- * Called inside the transaction of whatever the events announce.
+ * Called inside the transaction of whatever the events announce. Returns how many deliveries it
+ * created (none when no endpoint is subscribed: nothing for a worker to do).
  */
-export async function writeEvents(db: Kysely<Database>, events: readonly NewEvent[]): Promise<void> {
-  if (events.length === 0) return
+export async function writeEvents(db: Kysely<Database>, events: readonly NewEvent[]): Promise<number> {
+  if (events.length === 0) return 0
   await db.insertInto('webhook_events').values(events).execute()
-  await db
+  const { numInsertedOrUpdatedRows } = await db
     .insertInto('webhook_deliveries')
     .columns(['endpoint_id', 'event_id', 'event_seq', 'status', 'next_attempt_at', 'created_at'])
     .expression(
@@ -64,7 +90,61 @@ export async function writeEvents(db: Kysely<Database>, events: readonly NewEven
         .where('ep.disabled_at', 'is', null)
         .where(subscribed),
     )
+    .executeTakeFirstOrThrow()
+  return Number(numInsertedOrUpdatedRows ?? 0)
+}
+
+/**
+ * Deletes the outbox events about these leads (their lead.received, and any earlier lead.erased);
+ * each event's deliveries, pending, delivered or dead, go with it (ON DELETE CASCADE), and so do
+ * those of any other channel of the outbox. Called inside an erasure's transaction.
+ */
+export async function deleteLeadEvents(db: Kysely<Database>, leadIds: readonly string[]): Promise<number> {
+  if (leadIds.length === 0) return 0
+  const res = await db.deleteFrom('webhook_events').where('lead_id', 'in', leadIds).executeTakeFirst()
+  return Number(res.numDeletedRows)
+}
+
+/** One delivery of an event about a lead, as an access request shows it. */
+export interface LeadDelivery {
+  lead_id: string
+  event_id: string
+  event_type: string
+  endpoint_id: string
+  endpoint_url: string | null
+  status: string
+  attempts: number
+  created_at: string
+  last_attempt_at: string | null
+  last_outcome: string | null
+  delivered_at: string | null
+}
+
+/** Every delivery of the events about these leads, in event order. */
+export async function leadDeliveries(db: Kysely<Database>, leadIds: readonly string[]): Promise<LeadDelivery[]> {
+  if (leadIds.length === 0) return []
+  const rows = await db
+    .selectFrom('webhook_events as ev')
+    .innerJoin('webhook_deliveries as d', 'd.event_id', 'ev.id')
+    .leftJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
+    .select([
+      'ev.lead_id',
+      'ev.id as event_id',
+      'ev.type as event_type',
+      'd.endpoint_id',
+      'ep.url as endpoint_url',
+      'd.status',
+      'd.attempts',
+      'd.created_at',
+      'd.last_attempt_at',
+      'd.last_outcome',
+      'd.delivered_at',
+    ])
+    .where('ev.lead_id', 'in', leadIds)
+    .orderBy('ev.seq')
+    .orderBy('d.endpoint_id')
     .execute()
+  return rows.map((r) => ({ ...r, lead_id: r.lead_id as string, attempts: Number(r.attempts) }))
 }
 
 export class WebhooksRepository {
@@ -75,10 +155,22 @@ export class WebhooksRepository {
 
   // --- endpoints (the CLI) ---
 
-  async addEndpoint(
-    row: Omit<Endpoint, 'lease_owner' | 'lease_until' | 'previous_secret' | 'previous_secret_until' | 'disabled_at' | 'disabled_reason'>,
-  ): Promise<void> {
+  async addEndpoint(row: Pick<Endpoint, 'id' | 'url' | 'events' | 'secret' | 'created_at'>): Promise<void> {
     await this.db.insertInto('webhook_endpoints').values(row).execute()
+  }
+
+  /**
+   * The email channel's endpoint, created or given its current recipients (the server does this
+   * at start when SMTP_URL and LEAD_EMAIL_TO are set). It keeps its state otherwise: a disabled
+   * one stays disabled. Its secret is never used (nothing is signed).
+   */
+  async keepEmailEndpoint(to: readonly string[], now: string): Promise<void> {
+    const url = mailtoUrl(to)
+    await this.db
+      .insertInto('webhook_endpoints')
+      .values({ id: EMAIL_ENDPOINT_ID, kind: 'email', url, events: LEAD_RECEIVED, secret: '', created_at: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ url, kind: 'email' }))
+      .execute()
   }
 
   listEndpoints(): Promise<Endpoint[]> {
@@ -139,18 +231,30 @@ export class WebhooksRepository {
   }
 
   /**
-   * Sends events again, with their original ids: every event with this id or created at or after
-   * `since`, to every enabled endpoint subscribed to it (or only `endpointId`). Delivered and dead
-   * deliveries start over; pending ones are under way already. Returns how many were queued.
+   * Sends events again, with their original ids: the event with this id, every event created at or
+   * after `since`, or every dead letter, to every enabled endpoint subscribed to it (or only
+   * `endpointId`). Delivered and dead deliveries start over; pending ones are under way already.
+   * Returns how many were queued.
    */
-  async replay(which: { eventId: string } | { since: string }, now: string, endpointId?: string): Promise<number> {
+  async replay(which: { eventId: string } | { since: string } | { dead: true }, now: string, endpointId?: string): Promise<number> {
     let select = this.db
       .selectFrom('webhook_events as ev')
       .innerJoin('webhook_endpoints as ep', (join) => join.onTrue())
       .select(['ep.id', 'ev.id', 'ev.seq', sql.lit('pending').as('status'), sql.val(now).as('n'), sql.val(now).as('c')])
       .where('ep.disabled_at', 'is', null)
       .where(subscribed)
-    select = 'eventId' in which ? select.where('ev.id', '=', which.eventId) : select.where('ev.created_at', '>=', which.since)
+    if ('eventId' in which) select = select.where('ev.id', '=', which.eventId)
+    else if ('since' in which) select = select.where('ev.created_at', '>=', which.since)
+    else
+      select = select.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('webhook_deliveries as dd')
+            .select('dd.event_id')
+            .whereRef('dd.event_id', '=', 'ev.id')
+            .whereRef('dd.endpoint_id', '=', 'ep.id')
+            .where('dd.status', '=', 'dead'),
+        ),
+      )
     if (endpointId) select = select.where('ep.id', '=', endpointId)
     const rows = await this.db
       .insertInto('webhook_deliveries')
@@ -177,6 +281,12 @@ export class WebhooksRepository {
       .executeTakeFirst()
   }
 
+  /** The ids of the events about a lead (webhook_events.lead_id), oldest first. */
+  async eventsOfLead(leadId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('webhook_events').select('id').where('lead_id', '=', leadId).orderBy('seq').execute()
+    return rows.map((r) => r.id)
+  }
+
   eventExists(id: string): Promise<boolean> {
     return this.db
       .selectFrom('webhook_events')
@@ -189,17 +299,20 @@ export class WebhooksRepository {
   // --- the worker ---
 
   /**
-   * Leases up to `limit` enabled endpoints that have deliveries due and no live lease. On
-   * PostgreSQL, instances racing for the same endpoint skip it instead of waiting
-   * (FOR UPDATE SKIP LOCKED); the lease condition is checked again in the update itself.
+   * Leases up to `limit` enabled endpoints of the pool that have deliveries due and no live lease,
+   * the least recently served first (so turns go round). On PostgreSQL, instances racing for the
+   * same endpoint skip it instead of waiting (FOR UPDATE SKIP LOCKED); the lease condition is
+   * checked again in the update itself.
    */
-  async leaseEndpoints(owner: string, now: string, until: string, limit: number): Promise<Endpoint[]> {
+  async leaseEndpoints(owner: string, now: string, until: string, pool: Pool, limit: number): Promise<Endpoint[]> {
+    if (limit <= 0) return []
     const free = (q: 'ep' | 'webhook_endpoints') =>
       sql<boolean>`(${sql.ref(`${q}.lease_until`)} is null or ${sql.ref(`${q}.lease_until`)} < ${now})`
     let candidates = this.db
       .selectFrom('webhook_endpoints as ep')
       .select('ep.id')
       .where('ep.disabled_at', 'is', null)
+      .where('ep.failing_since', pool === 'healthy' ? 'is' : 'is not', null)
       .where(free('ep'))
       .where(({ exists, selectFrom }) =>
         exists(
@@ -210,7 +323,9 @@ export class WebhooksRepository {
             .where('d.next_attempt_at', '<=', now),
         ),
       )
-      .orderBy('ep.lease_until')
+      // Never served sorts first on both backends (NULLs sort first on SQLite, last on PostgreSQL).
+      .orderBy(sql`coalesce(ep.served_at, '')`)
+      .orderBy('ep.id')
       .limit(limit)
     if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked()
     return this.db
@@ -234,10 +349,24 @@ export class WebhooksRepository {
       .executeTakeFirst()
   }
 
-  async releaseLease(id: string, owner: string): Promise<void> {
+  /**
+   * Ends this owner's turn: the lease released, the endpoint's health updated from how the turn
+   * ended (a failure marks it failing, a delivery without failure clears that), and when.
+   */
+  async releaseLease(id: string, owner: string, end?: TurnEnd): Promise<void> {
     await this.db
       .updateTable('webhook_endpoints')
-      .set({ lease_owner: null, lease_until: null })
+      .set((eb) => ({
+        lease_owner: null,
+        lease_until: null,
+        ...(end && { served_at: end.at }),
+        ...(end?.failure !== undefined && {
+          failing_since: eb.fn.coalesce('failing_since', sql.val(end.at)),
+          last_failure: end.failure,
+          last_failure_at: end.at,
+        }),
+        ...(end?.failure === undefined && end?.delivered && { failing_since: null }),
+      }))
       .where('id', '=', id)
       .where('lease_owner', '=', owner)
       .execute()
@@ -286,6 +415,52 @@ export class WebhooksRepository {
       .execute()
   }
 
+  /**
+   * Holds back the endpoint's due deliveries (this server's configuration does not let them go):
+   * each says why in its outcome and is looked at again at `retryAt`; no attempt is counted.
+   */
+  async holdDue(endpointId: string, now: string, outcome: string, retryAt: string): Promise<number> {
+    const res = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ last_outcome: outcome, next_attempt_at: retryAt })
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .executeTakeFirst()
+    return Number(res.numUpdatedRows)
+  }
+
+  // --- retention ---
+
+  /**
+   * Deletes up to `limit` events, with their deliveries, that no endpoint needs any more: created
+   * before `cutoff`, with no pending delivery and no attempt since `cutoff` (a delivered event, a
+   * dead letter, an event nobody subscribed to). A pending delivery is never touched, however old.
+   * Returns how many were deleted.
+   */
+  async sweepEvents(cutoff: string, limit: number): Promise<number> {
+    const stale = this.db
+      .selectFrom('webhook_events as ev')
+      .select('ev.id')
+      .where('ev.created_at', '<', cutoff)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('webhook_deliveries as d')
+              .select('d.event_id')
+              .whereRef('d.event_id', '=', 'ev.id')
+              .where((eb) =>
+                eb.or([eb('d.status', '=', 'pending'), eb('d.created_at', '>=', cutoff), eb('d.last_attempt_at', '>=', cutoff)]),
+              ),
+          ),
+        ),
+      )
+      .orderBy('ev.seq')
+      .limit(limit)
+    const res = await this.db.deleteFrom('webhook_events').where('id', 'in', stale).executeTakeFirst()
+    return Number(res.numDeletedRows)
+  }
+
   // --- status ---
 
   async pendingCount(): Promise<number> {
@@ -298,35 +473,44 @@ export class WebhooksRepository {
   }
 
   async status(): Promise<EndpointStatus[]> {
+    // What status shows of each endpoint, beside its counts (selected and grouped by).
+    const ENDPOINT_COLUMNS = [
+      'ep.id',
+      'ep.kind',
+      'ep.url',
+      'ep.disabled_at',
+      'ep.disabled_reason',
+      'ep.failing_since',
+      'ep.last_failure',
+      'ep.last_failure_at',
+    ] as const
     const count = (status: string) => sql<number>`coalesce(sum(case when d.status = ${status} then 1 else 0 end), 0)`
     const rows = await this.db
       .selectFrom('webhook_endpoints as ep')
       .leftJoin('webhook_deliveries as d', 'd.endpoint_id', 'ep.id')
       .select([
-        'ep.id',
-        'ep.url',
-        'ep.disabled_at',
-        'ep.disabled_reason',
+        ...ENDPOINT_COLUMNS,
         count('pending').as('pending'),
         count('delivered').as('delivered'),
         count('dead').as('dead'),
         sql<string | null>`min(case when d.status = 'pending' then d.created_at end)`.as('oldest_pending'),
+        sql<string | null>`min(case when d.status = 'pending' then d.next_attempt_at end)`.as('next_attempt_at'),
       ])
-      .groupBy(['ep.id', 'ep.url', 'ep.disabled_at', 'ep.disabled_reason', 'ep.created_at'])
+      .groupBy([...ENDPOINT_COLUMNS, 'ep.created_at'])
       .orderBy('ep.created_at')
       .execute()
     return rows.map((r) => ({ ...r, pending: Number(r.pending), delivered: Number(r.delivered), dead: Number(r.dead) }))
   }
 
-  async deadLetters(limit: number): Promise<DeadLetter[]> {
-    const rows = await this.db
+  /** Dead letters, oldest event first (of one endpoint when named). */
+  async deadLetters(limit: number, endpointId?: string): Promise<DeadLetter[]> {
+    let query = this.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as ev', 'ev.id', 'd.event_id')
-      .select(['d.endpoint_id', 'd.event_id', 'ev.type as event_type', 'd.attempts', 'd.last_outcome', 'd.last_attempt_at'])
+      .select(['d.endpoint_id', 'd.event_id', 'ev.type as event_type', 'ev.lead_id', 'd.attempts', 'd.last_outcome', 'd.last_attempt_at'])
       .where('d.status', '=', 'dead')
-      .orderBy('d.event_seq')
-      .limit(limit)
-      .execute()
+    if (endpointId) query = query.where('d.endpoint_id', '=', endpointId)
+    const rows = await query.orderBy('d.event_seq').limit(limit).execute()
     return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }))
   }
 }

@@ -3,14 +3,19 @@
 // the connection made only to an address the safety rules approve.
 import * as http from 'node:http'
 import * as https from 'node:https'
+import { Interrupted } from './channel.js'
 import { checkLiteral, guardedLookup, parseTarget, UnsafeTarget } from './safety.js'
 
+/** An attempt's time limit unless told otherwise (WEBHOOKS_TIMEOUT_SECONDS's default). */
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** How much of a receiver's answer is read before the connection is dropped. */
 export const MAX_RESPONSE_BYTES = 4096
 
-/** What an attempt came to: the receiver's status, or why there was none. */
-export type Attempted = { status: number } | { error: string }
+/**
+ * What an attempt came to: the receiver's status, or why there was none (`allowedByPrivate`: the
+ * safety rules refused the URL, and WEBHOOKS_ALLOW_PRIVATE=true would have let it through).
+ */
+export type Sent = { status: number } | { error: string; allowedByPrivate?: true }
 
 export interface SendOptions {
   allowPrivate: boolean
@@ -20,9 +25,13 @@ export interface SendOptions {
 }
 
 /** A short, log-safe reason for a failed connection (never a URL or a body). */
-function reason(err: NodeJS.ErrnoException, timedOut: boolean): string {
-  if (timedOut) return 'timeout'
-  if (err instanceof UnsafeTarget) return err.reason
+function failure(err: NodeJS.ErrnoException, timedOut: boolean): Sent {
+  if (timedOut) return { error: 'timeout' }
+  if (err instanceof UnsafeTarget) return err.allowedByPrivate ? { error: err.reason, allowedByPrivate: true } : { error: err.reason }
+  return { error: reason(err) }
+}
+
+function reason(err: NodeJS.ErrnoException): string {
   switch (err.code) {
     case 'ECONNREFUSED':
       return 'connection refused'
@@ -36,9 +45,7 @@ function reason(err: NodeJS.ErrnoException, timedOut: boolean): string {
   }
 }
 
-export class Interrupted extends Error {}
-
-export function send(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<Attempted> {
+export function send(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<Sent> {
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
   return new Promise((resolve, reject) => {
     let target: URL
@@ -46,7 +53,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
       target = parseTarget(url, options.allowPrivate)
       checkLiteral(target, options.allowPrivate)
     } catch (err) {
-      resolve({ error: reason(err as NodeJS.ErrnoException, false) })
+      resolve(failure(err as NodeJS.ErrnoException, false))
       return
     }
     let timedOut = false
@@ -74,7 +81,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
     request.on('error', (err) => {
       done()
       if (err instanceof Interrupted) reject(err)
-      else resolve({ error: reason(err, timedOut) })
+      else resolve(failure(err, timedOut))
     })
     request.on('response', (response) => {
       let read = 0

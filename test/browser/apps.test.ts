@@ -492,8 +492,19 @@ if (requirePart(t, chromium, `Chromium (${CHROMIUM_PATH})`, "install Debian's ch
     ).json()) as Structured[]
     t.same(
       leads,
-      [{ id: receipt.id, ...lead, note: 'A flat in Lisbon', received_at: receipt.received_at, client_id: null }],
-      'GET /leads.json has it, with its note, from no client (anonymous)',
+      [
+        {
+          id: receipt.id,
+          ...lead,
+          note: 'A flat in Lisbon',
+          received_at: receipt.received_at,
+          client_id: null,
+          source: 'agent',
+          // The person ticked the box: the consent is recorded with the request.
+          consented_at: receipt.received_at,
+        },
+      ],
+      'GET /leads.json has it, with its note, from no client (anonymous), from the agent, with the consent',
     )
     const handOver = await host.waitForEvent('ui/message', { since })
     t.ok(host.events.indexOf(handOver) > host.events.indexOf(accepted), 'the hand-over follows the stored request')

@@ -38,6 +38,11 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
     t.match(await guide.textContent(), /Getting started/, 'the getting-started guide is on the page')
     t.match(await guide.textContent(), /Agent apps \(MCP\)/, 'and the agent apps')
     t.equal(await page.locator('.swagger-ui section.models').count(), 0, 'no Schemas list')
+    // Authorize is in the first screen, above the getting-started guide (not two screens down).
+    const authorize = await page.locator('.swagger-ui .btn.authorize').first().boundingBox()
+    const guideBox = await guide.boundingBox()
+    t.ok(authorize && authorize.y + authorize.height <= 900, `Authorize is on the first screen (at y=${authorize?.y})`)
+    t.ok(authorize && guideBox && authorize.y < guideBox.y, 'above the guide')
     await page.screenshot({ path: join(artifacts, 'docs.png'), fullPage: false })
 
     // Authorize: the OAuth2 client-credentials flow against /api/token, from the page.
@@ -62,6 +67,11 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
     t.equal((await tokenResponse.json()).scope, 'write:leads', 'with the scope ticked in the dialog')
     await dialog.locator('.auth-container h6', { hasText: 'Authorized' }).waitFor()
     await page.screenshot({ path: join(artifacts, 'docs-authorized.png') })
+    // Nothing of the credentials stays in the browser's storage (persistAuthorization off).
+    const access = ((await tokenResponse.json()) as { access_token: string }).access_token
+    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } }))
+    t.notOk(stored.includes(client.client_secret), 'the client secret is in no storage')
+    t.notOk(stored.includes(access), 'nor the access token')
     await dialog.getByRole('button', { name: 'Close' }).first().click()
 
     // Try it out: submitLead with the example body.

@@ -122,16 +122,47 @@ function validatorFor(key: string, schema: unknown) {
   return v
 }
 
-/** The spec's description of a response: the JSON schema of its body, if it has one. */
-export function responseSpec(method: string, url: string, status: number): { declared: boolean; schema?: unknown } {
+/** A response header as the spec declares it. */
+export interface HeaderSpec {
+  required?: boolean
+  schema?: { type?: string }
+}
+
+/**
+ * The spec's description of a response: the JSON schema of its body, if it has one, and its
+ * headers.
+ */
+export function responseSpec(
+  method: string,
+  url: string,
+  status: number,
+): { declared: boolean; schema?: unknown; headers?: Record<string, HeaderSpec> } {
   const path = url.split('?')[0] ?? '/'
   const op = spec.document.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
     | { responses: Record<string, unknown> }
     | undefined
   if (!op) return { declared: true, schema: status >= 400 ? { $ref: '#/components/schemas/Error' } : undefined }
-  const response = deref(spec.document, op.responses[String(status)]) as { content?: Record<string, { schema?: unknown }> } | undefined
+  const response = deref(spec.document, op.responses[String(status)]) as
+    | { content?: Record<string, { schema?: unknown }>; headers?: Record<string, HeaderSpec> }
+    | undefined
   if (!response) return { declared: false }
-  return { declared: true, schema: response.content?.['application/json']?.schema }
+  return { declared: true, schema: response.content?.['application/json']?.schema, headers: response.headers ?? {} }
+}
+
+/** What a check generated from the spec tests: every header marked required is sent, and fits its schema. */
+function checkRequiredHeaders(t: Test, where: string, res: LightMyRequestResponse, headers: Record<string, HeaderSpec>): void {
+  for (const [name, header] of Object.entries(headers)) {
+    if (!header.required) continue
+    const raw = res.headers[name.toLowerCase()]
+    const value = raw === undefined ? undefined : String(raw)
+    if (value === undefined) {
+      t.fail(`${where}: the spec marks ${name} required, and it is missing`)
+      continue
+    }
+    const typed = header.schema?.type === 'integer' ? Number(value) : value
+    const validate = validatorFor(`header ${JSON.stringify(header.schema ?? {})}`, header.schema ?? {})
+    t.ok(validate(typed), `${where}: ${name} fits the spec`, { value, errors: validate.errors })
+  }
 }
 
 /** The paths whose responses carry no rate-limit headers, as the spec's description says: the probes. */
@@ -158,6 +189,7 @@ export async function call(t: Test, app: FastifyInstance, opts: InjectOptions): 
   if (isSpecPath || res.statusCode >= 400) {
     const described = responseSpec(method, url, res.statusCode)
     t.ok(described.declared, `${where}: status declared in the spec`)
+    if (described.headers) checkRequiredHeaders(t, where, res, described.headers)
     if (described.schema && method !== 'HEAD') {
       const validate = validatorFor(`${method} ${url.split('?')[0]} ${res.statusCode}`, described.schema)
       let body: unknown

@@ -11,7 +11,7 @@ export interface Run {
 
 /** The CLI on the running app's storage: its data folder, or its PostgreSQL schema. */
 export function run(
-  script: 'clients' | 'catalogue' | 'webhooks',
+  script: 'clients' | 'catalogue' | 'webhooks' | 'leads' | 'email' | 'backup',
   args: string[],
   config: Config,
   extraEnv: Record<string, string> = {},

@@ -18,13 +18,13 @@ export interface Outcome {
   statuses: Map<number | string, number>
 }
 
-/** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200. */
+/** Submits `total` leads with `concurrency` in flight; calls `onAck` after each 200 (with the receipts so far). */
 export async function submitMany(
   url: string,
   token: string,
   total: number,
   concurrency: number,
-  onAck?: (count: number) => void,
+  onAck?: (count: number, acked: ReadonlyMap<string, Sent>) => void,
 ): Promise<Outcome> {
   const acked = new Map<string, Sent>()
   const statuses = new Map<number | string, number>()
@@ -43,7 +43,7 @@ export async function submitMany(
         const body = (await res.json()) as { id?: string; code?: string }
         if (res.status === 200 && body.id) {
           acked.set(body.id, lead)
-          onAck?.(acked.size)
+          onAck?.(acked.size, acked)
         }
       } catch {
         statuses.set('connection error', (statuses.get('connection error') ?? 0) + 1)

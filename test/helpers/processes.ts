@@ -105,7 +105,10 @@ export async function startServer(t: Test, env: Record<string, string>, options:
     output: () => output,
     async stop() {
       child.kill('SIGTERM')
-      return exited(child)
+      const code = await exited(child)
+      // A stop that is not clean says why: the server's own output goes with the failed assertion.
+      if (code !== 0) process.stderr.write(`server on port ${port} stopped with ${code} (signal ${child.signalCode}):\n${output}\n`)
+      return code
     },
     async kill9() {
       child.kill('SIGKILL')

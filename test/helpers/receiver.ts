@@ -66,6 +66,8 @@ export interface Receiver {
   answer: (path: string, delivery: Delivery) => number | Promise<number>
   /** Requests whose body has arrived, answered or not yet. */
   started: number
+  /** The path of each of those requests, in the order they arrived. */
+  requests: string[]
   /** Resolves when `until` holds of the deliveries (checked after each one), or rejects after `ms`. */
   waitFor(until: (deliveries: Delivery[]) => boolean, ms?: number): Promise<void>
   /** Closes the port (connections refused) and drops open connections. */
@@ -83,6 +85,7 @@ export async function receiver(t: Test): Promise<Receiver> {
     deliveries: [],
     attempts: [],
     started: 0,
+    requests: [],
     secrets: new Map(),
     answer: () => 200,
     waitFor(until, ms = 60_000) {
@@ -116,6 +119,7 @@ export async function receiver(t: Test): Promise<Receiver> {
           rx.started++
           const body = Buffer.concat(chunks).toString('utf8')
           const path = (req.url ?? '/').split('?')[0] as string
+          rx.requests.push(path)
           const event = JSON.parse(body) as Delivery['event']
           const delivery: Delivery = {
             path,

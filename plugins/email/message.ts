@@ -1,0 +1,131 @@
+// The email a stored lead becomes: rendered from its `lead.received` event (the lead's log
+// entry), so whatever the entry carries (a `source`, a field the spec adds later) is shown, by
+// name, with no change here. Subject and Reply-To carry the prospect's name and address; the
+// Message-ID is built from the lead id, so a resent email is recognisably the same message.
+//
+// Untrusted text stays text: control and bidi characters never reach a header or a one-line
+// field (nodemailer then encodes the headers), every value is escaped in the HTML part, and a
+// note's lines are indented in the plain-text part so none can pass for a field of ours.
+import type { components } from '../../generated/openapi.js'
+
+type LeadEntry = components['schemas']['LeadLogEntry'] & Record<string, unknown>
+
+/** A message, as nodemailer takes it (less the envelope, which the channel adds). */
+export interface LeadMessage {
+  subject: string
+  text: string
+  html: string
+  replyTo?: { name: string; address: string }
+  messageId: string
+  date: Date
+}
+
+/** Labels of the fields we know, in the order they are shown; any other field follows, by its own name. */
+const FIRST: Record<string, string> = { name: 'Name', email: 'Email', phone: 'Phone', note: 'Note', source: 'Source' }
+const LAST: Record<string, string> = { received_at: 'Received', id: 'Lead id', client_id: 'API client' }
+
+/** In a line: control characters (line breaks included), Unicode line/paragraph separators, bidi controls. In text: the same but \n and \t. */
+const UNSAFE_IN_A_LINE = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu
+const UNSAFE_IN_TEXT = /[^\P{Cc}\n\t]|[\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
+
+/** One line of text: what could break it (or reorder it on screen) becomes a space. */
+export const oneLine = (value: string): string => value.replace(UNSAFE_IN_A_LINE, ' ').replace(/ {2,}/g, ' ').trim()
+
+/** Free text keeps its line breaks (as \n), nothing else invisible. */
+const lines = (value: string): string[] =>
+  value
+    .replace(/\r\n?|[\u2028\u2029]/g, '\n')
+    .replace(UNSAFE_IN_TEXT, ' ')
+    .split('\n')
+
+const escapeHtml = (value: string): string =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
+
+const humanize = (key: string): string => {
+  const words = key.replace(/[_-]+/g, ' ').trim()
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+const show = (value: unknown): string | undefined => {
+  if (value === null || value === undefined || value === '') return undefined
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** The entry's fields to show, labelled, in order: ours first, any other, then the server's own. */
+function fields(entry: Record<string, unknown>): { key: string; label: string; value: string }[] {
+  const others = Object.keys(entry).filter((k) => !(k in FIRST) && !(k in LAST))
+  const order: [string, string][] = [
+    ...Object.entries(FIRST),
+    ...others.map((k): [string, string] => [k, humanize(k)]),
+    ...Object.entries(LAST),
+  ]
+  return order.flatMap(([key, label]) => {
+    const value = show(entry[key])
+    return value === undefined ? [] : [{ key, label, value }]
+  })
+}
+
+/** The Message-ID's domain: the public host name, without a port. */
+const domainOf = (publicHost: string): string => publicHost.replace(/:\d+$/, '')
+
+/** The email of a `lead.received` event's lead. */
+export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
+  const name = oneLine(entry.name)
+  const rows = fields(entry)
+  const text = [
+    `New enquiry from ${name}.`,
+    '',
+    ...rows.flatMap(({ key, label, value }) => {
+      if (key !== 'note') return [`${label}: ${oneLine(value)}`]
+      return [`${label}:`, ...lines(value).map((l) => `  ${l}`)]
+    }),
+    '',
+    `Reply to this email to answer ${name} directly.`,
+    '',
+  ].join('\n')
+  const cell = (key: string, value: string) => {
+    if (key === 'email') return `<a href="mailto:${escapeHtml(oneLine(value))}">${escapeHtml(oneLine(value))}</a>`
+    if (key === 'note') return lines(value).map(escapeHtml).join('<br>')
+    return escapeHtml(oneLine(value))
+  }
+  const html = [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8"><title>New enquiry</title></head>',
+    '<body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">',
+    `<p>New enquiry from <strong>${escapeHtml(name)}</strong>.</p>`,
+    '<table cellpadding="6" cellspacing="0" style="border-collapse:collapse">',
+    ...rows.map(
+      ({ key, label, value }) =>
+        `<tr><th align="left" valign="top" style="color:#666;font-weight:normal">${escapeHtml(label)}</th><td>${cell(key, value)}</td></tr>`,
+    ),
+    '</table>',
+    `<p>Reply to this email to answer ${escapeHtml(name)} directly.</p>`,
+    '</body></html>',
+    '',
+  ].join('\n')
+  return {
+    subject: `New enquiry from ${name}`,
+    text,
+    html,
+    replyTo: { name, address: oneLine(entry.email) },
+    messageId: `<${entry.id}@${domainOf(publicHost)}>`,
+    date: new Date(entry.received_at),
+  }
+}
+
+/** A test message (`npm run email -- test`, or a webhook.test event queued for the email channel). */
+export function testMessage(id: string, publicHost: string, at: Date): LeadMessage {
+  const text = [
+    'This is a test message from Studio API.',
+    '',
+    'Leads will arrive at this address like this one: one email per lead, with Reply-To set to the prospect.',
+    '',
+  ].join('\n')
+  return {
+    subject: 'Test message from Studio API',
+    text,
+    html: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Test</title></head><body><p>${escapeHtml(text.trim()).replace(/\n\n/g, '</p><p>')}</p></body></html>\n`,
+    messageId: `<${id}@${domainOf(publicHost)}>`,
+    date: at,
+  }
+}
