@@ -2,11 +2,13 @@
 // text, default, meaning); the typed Config, the validation at start-up, createConfig's defaults
 // for tests and the README's configuration table (`npm run docs:config`) all come from it.
 // The environment is read once, by loadConfig; tests build a Config with createConfig({...}).
+import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseDuration } from '@lukeed/ms'
+import type * as IpAddr from 'ipaddr.js'
 import { compileText, type ValidateFunction } from './plugins/validation/ajv.js'
 
 /** The project root (this file sits at the root, or at dist/ once compiled). */
@@ -143,6 +145,48 @@ function trustEntryProblem(entry: string): string | undefined {
   return undefined
 }
 
+// ipaddr.js (what proxy-addr parses trust lists with) is CommonJS with `export =`.
+const ipaddr = createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr
+
+/**
+ * The address family whose every address a trust list spans, as proxy-addr matches clients against
+ * it, or undefined. Ranges count together (`0.0.0.0/1,128.0.0.0/1` is every IPv4 address), and an
+ * IPv4-mapped IPv6 range of prefix 96 or more spans IPv4 clients (`::ffff:0:0/96` is every one);
+ * a mapped range of a shorter prefix matches no client at all.
+ */
+function familyCovered(entries: string[]): 'IPv4' | 'IPv6' | undefined {
+  const spans: Record<'IPv4' | 'IPv6', [bigint, bigint][]> = { IPv4: [], IPv6: [] }
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue
+    const [address = '', prefix] = entry.split('/')
+    const ip = ipaddr.parse(address)
+    let bits = prefix === undefined ? (ip.kind() === 'ipv4' ? 32 : 128) : Number(prefix)
+    let bytes = ip.toByteArray()
+    let family: 'IPv4' | 'IPv6' = ip.kind() === 'ipv4' ? 'IPv4' : 'IPv6'
+    if (ip.kind() === 'ipv6' && (ip as IpAddr.IPv6).isIPv4MappedAddress()) {
+      if (bits < 96) continue
+      family = 'IPv4'
+      bits -= 96
+      bytes = bytes.slice(12)
+    }
+    const width = BigInt(bytes.length * 8)
+    const value = bytes.reduce((n, byte) => (n << 8n) | BigInt(byte), 0n)
+    const size = 1n << (width - BigInt(bits))
+    const start = value - (value % size)
+    spans[family].push([start, start + size])
+  }
+  for (const family of ['IPv4', 'IPv6'] as const) {
+    const end = 1n << (family === 'IPv4' ? 32n : 128n)
+    let reached = 0n
+    for (const [start, stop] of spans[family].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      if (start > reached) break
+      if (stop > reached) reached = stop
+    }
+    if (reached >= end) return family
+  }
+  return undefined
+}
+
 /**
  * `TRUST_PROXY`: the load balancers' addresses or CIDR ranges, comma-separated. The client's address
  * is then the rightmost X-Forwarded-For hop that is not one of them (what the balancer appended),
@@ -168,6 +212,11 @@ export function parseTrustProxy(text: string): false | string[] {
   for (const entry of entries) {
     const problem = trustEntryProblem(entry)
     if (problem) throw refuse(`lists ${problem}`)
+  }
+  const covered = familyCovered(entries)
+  if (covered) {
+    const what = entries.length === 1 ? `"${entries[0]}", which covers` : 'ranges that together cover'
+    throw refuse(`lists ${what} every ${covered} address (any client could write its own)`)
   }
   return entries
 }
@@ -292,7 +341,7 @@ export const VARIABLES = {
   seedCatalogue: boolean('SEED_CATALOGUE', 'import `data/projects.json` on first start when nothing is published', true),
   trustProxy: parsed(
     'TRUST_PROXY',
-    "behind a load balancer: its addresses or CIDR ranges, comma-separated (e.g. `10.0.0.0/8,192.168.1.5`; also `loopback`, `linklocal`, `uniquelocal`). The client's address is the rightmost `X-Forwarded-For` hop not in the list; `X-Forwarded-Proto` and `-Host` count only from them. `false`: `X-Forwarded-*` is ignored. `true` and hop counts are refused, see [Security](#security)",
+    "behind a load balancer: its addresses or CIDR ranges, comma-separated (e.g. `10.0.0.0/8,192.168.1.5`; also `loopback`, `linklocal`, `uniquelocal`). The client's address is the rightmost `X-Forwarded-For` hop not in the list; `X-Forwarded-Proto` and `-Host` count only from them. `false`: `X-Forwarded-*` is ignored. `true`, hop counts and ranges covering every address are refused, see [Security](#security)",
     { default: false as false | string[], parse: parseTrustProxy },
   ),
   // Timeouts (see README "Security"): a client that sends slowly cannot hold a connection open.

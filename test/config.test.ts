@@ -132,6 +132,11 @@ t.test('TRUST_PROXY names the load balancers: addresses and CIDR ranges; true, h
   t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8,192.168.1.5' }).trustProxy, ['10.0.0.0/8', '192.168.1.5'])
   t.same(loadConfig({ TRUST_PROXY: ' 10.1.2.3 , fd00::/8,2001:db8::7 ' }).trustProxy, ['10.1.2.3', 'fd00::/8', '2001:db8::7'])
   t.same(loadConfig({ TRUST_PROXY: 'uniquelocal' }).trustProxy, ['uniquelocal'], "proxy-addr's named ranges")
+  t.same(
+    loadConfig({ TRUST_PROXY: '::ffff:10.0.0.0/104,0.0.0.0/1,::ffff:0:0/64' }).trustProxy,
+    ['::ffff:10.0.0.0/104', '0.0.0.0/1', '::ffff:0:0/64'],
+    'ranges that leave addresses out are accepted (a mapped range below /96 matches no client)',
+  )
   const refusals: [string, RegExp][] = [
     ['true', /would trust every X-Forwarded-For hop/],
     ['TRUE', /would trust every X-Forwarded-For hop/],
@@ -140,6 +145,13 @@ t.test('TRUST_PROXY names the load balancers: addresses and CIDR ranges; true, h
     ['2', /hop count/],
     ['0.0.0.0/0', /covers every address/],
     ['10.0.0.1,::/0', /covers every address/],
+    ['::ffff:0:0/96', /"::ffff:0:0\/96", which covers every IPv4 address/],
+    ['::ffff:0.0.0.0/96', /covers every IPv4 address/],
+    ['0.0.0.0/1,128.0.0.0/1', /ranges that together cover every IPv4 address/],
+    ['10.0.0.1,128.0.0.0/1,0.0.0.0/2,64.0.0.0/2', /together cover every IPv4 address/],
+    ['::ffff:0:0/97,::ffff:128.0.0.0/97', /together cover every IPv4 address/],
+    ['0.0.0.0/1,::ffff:128.0.0.0/97', /together cover every IPv4 address/],
+    ['::/1,8000::/1', /together cover every IPv6 address/],
     ['10.0.0.0/33', /prefix length/],
     ['10.0.0.0/x', /prefix length/],
     ['10.0.0.0/8/8', /not an IP address/],
