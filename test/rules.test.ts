@@ -294,6 +294,10 @@ t.test('oauthText: only RFC 6749 §5.2 characters (%x20-21 / %x23-5B / %x5D-7E)'
 t.test('addressOf: IPv4 as it is, IPv6 as its /64', async (t) => {
   t.equal(addressOf('192.0.2.1'), '192.0.2.1')
   t.equal(addressOf('::ffff:192.0.2.1'), '192.0.2.1', 'IPv4 mapped into IPv6 is the IPv4 address')
+  t.equal(addressOf('::FFFF:c000:201'), '192.0.2.1', 'however the mapped address is written')
+  t.equal(addressOf('0:0:0:0:0:ffff:192.0.2.1'), '192.0.2.1', 'with its zeros spelled out')
+  t.not(addressOf('::ffff:192.0.2.1'), addressOf('::ffff:192.0.2.2'), 'each mapped IPv4 address is a caller of its own')
+  t.equal(addressOf('::ffff:1:c000:201'), '0:0:0:0::/64', 'not a mapped address: an IPv6 /64')
   t.equal(addressOf('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64')
   t.equal(addressOf('2001:db8:1:2::9'), '2001:db8:1:2::/64', 'the same /64')
   t.equal(addressOf('2001:DB8:0001:0002:ffff::1'), '2001:db8:1:2::/64', 'case and leading zeros do not matter')

@@ -16,12 +16,17 @@ function groups(ip: string): string[] {
   return [...left, ...zeros, ...right].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
 }
 
-/** IPv4 as it is (also when mapped into IPv6, `::ffff:a.b.c.d`); IPv6 as `<its /64>::/64`. */
+/**
+ * IPv4 as it is (also when mapped into IPv6, `::ffff:a.b.c.d`, however it is written: a balancer
+ * may write `::ffff:c000:201`); IPv6 as `<its /64>::/64`.
+ */
 export function addressOf(ip: string): string {
   if (!isIPv6(ip)) return ip
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (mapped?.[1]) return mapped[1]
-  return `${groups(ip.split('%')[0] ?? ip)
-    .slice(0, 4)
-    .join(':')}::/64`
+  const g = groups(ip.split('%')[0] ?? ip)
+  if (g.slice(0, 5).every((x) => x === '0') && g[5] === 'ffff') {
+    const high = Number.parseInt(g[6] ?? '0', 16)
+    const low = Number.parseInt(g[7] ?? '0', 16)
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
+  }
+  return `${g.slice(0, 4).join(':')}::/64`
 }
