@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { projectRoot } from '../config.js'
 import { connect } from './helpers/mcp.js'
-import { type ServerProcess, startServer, tokenFrom } from './helpers/processes.js'
+import { alive, type ServerProcess, startServer, tokenFrom } from './helpers/processes.js'
 
 t.setTimeout(600_000)
 
@@ -46,15 +46,6 @@ async function serverPid(server: ServerProcess): Promise<number> {
     if (pid) return Number(pid)
     if (Date.now() > deadline) throw new Error(`no ready line: ${server.output()}`)
     await new Promise((r) => setTimeout(r, 200))
-  }
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
   }
 }
 

@@ -2,7 +2,7 @@
 // throwaway PostgreSQL and Redis servers on spare ports (never the machine's shared ones).
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,16 +12,82 @@ import { projectRoot } from '../../config.js'
 
 const run = promisify(execFile)
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+// Ports for servers this suite starts as processes (API servers, throwaway PostgreSQL and Redis).
+// A port is handed out once per test run and stays this test process's until it exits, because
+// tests stop a server and start the next one on the same port (restarts, kill -9, restores).
+// Asking the kernel for a free port (listen on 0, close) is not enough for that: the port is free
+// again between a stop and the restart, and another test file's listen(0) may be given it; the
+// restart then fails to bind while its /healthz probe is answered by the other file's server
+// (CI saw exactly that: a token refused by a stranger's server, a test's servers gone). So ports
+// come from below the kernel's ephemeral range (32768-60999 here), which listen(0) and outgoing
+// connections never use (read from /proc), and each is reserved across processes by creating a file exclusively.
+const PORTS_TO = (() => {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    return Number.isInteger(low) && low > 12_000 ? Math.min(low, 32_000) : 32_000
+  } catch {
+    return 32_000
+  }
+})()
+const PORTS_FROM = Math.max(1024, PORTS_TO - 12_000)
+const reservations = join(tmpdir(), 'studio-test-ports')
+const reserved: string[] = []
+let cleanupRegistered = false
+
+/** Whether process `pid` exists (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Reserves `port` for this process unless a live process holds it. */
+function reserve(port: number): boolean {
+  const file = join(reservations, String(port))
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' })
+      reserved.push(file)
+      return true
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      // A reservation left by a process that has died (kill -9 of a test run) is taken over.
+      const holder = Number(readFileSync(file, 'utf8').trim() || '0')
+      if (holder > 0 && alive(holder)) return false
+      rmSync(file, { force: true })
+    }
+  }
+  return false
+}
+
+/** Whether nothing listens on `port` at 127.0.0.1 (another program of the machine may). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer()
     srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
+    srv.once('error', () => resolve(false))
+    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)))
   })
+}
+
+/** A port no other test process of this run will be given, and nothing listens on now. */
+export async function freePort(): Promise<number> {
+  mkdirSync(reservations, { recursive: true })
+  if (!cleanupRegistered) {
+    cleanupRegistered = true
+    process.once('exit', () => {
+      for (const file of reserved) rmSync(file, { force: true })
+    })
+  }
+  for (let tries = 0; tries < 1000; tries++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM))
+    if (!reserve(port)) continue
+    if (await bindable(port)) return port
+  }
+  throw new Error(`no free port between ${PORTS_FROM} and ${PORTS_TO} (reservations in ${reservations})`)
 }
 
 /**
@@ -68,7 +134,11 @@ export interface StartOptions {
   args?: string[]
   /** Default the project root. */
   cwd?: string
-  /** How long to wait for /healthz; default 20 s. */
+  /**
+   * How long to wait for /healthz; default 90 s. A hang detector, not a speed check (start-up time
+   * is the bench's): from source through tsx a start takes 8-10 s on an idle 2-core machine, and
+   * more than 20 s while other test files load it (CI saw it once).
+   */
   withinMs?: number
 }
 
@@ -118,7 +188,7 @@ export async function startServer(t: Test, env: Record<string, string>, options:
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) await server.kill9()
   })
-  const withinMs = options.withinMs ?? 20_000
+  const withinMs = options.withinMs ?? 90_000
   const deadline = Date.now() + withinMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`)
