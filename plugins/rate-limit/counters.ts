@@ -110,6 +110,13 @@ interface Entry {
   charging: number
   /** The waiting requests the TAKEs on their way ask tokens for. */
   asked: number
+  /**
+   * Of those, the requests let through locally since (their wait ran out): the tokens asked for
+   * them pay their debt when they land, instead of going to a later request, and no TAKE charges
+   * that debt meanwhile (it would be counted twice, and the later request let through on a token
+   * that was this one's: one over the budget).
+   */
+  owed: number
   /** Redis' counter for the window as last seen (it includes this instance's leases). */
   used: number
   /** Redis said the window is spent: refuse locally until then. */
@@ -221,7 +228,18 @@ export class Counters {
       this.slowSaid = now
       this.options.onSlow?.(this.options.waitMs)
     }
-    waiter.resolve(this.local(e, now))
+    waiter.resolve(this.servedLocally(e, now))
+  }
+
+  /**
+   * A waiting request (already taken off the queue) counted locally. If a TAKE on its way asked a
+   * token for it, that token now pays its debt (see `owed`).
+   */
+  private servedLocally(e: Entry, now: number): Verdict {
+    const v = this.local(e, now)
+    // (Counted in this pair's window: not in a successor, which `local` uses when this one is over or dropped.)
+    if (v.allowed && v.window === e.window && e.asked - e.owed > e.waiters.length) e.owed++
+    return v
   }
 
   /** The pair's count as this instance knows it, without counting (no Redis call). */
@@ -295,6 +313,7 @@ export class Counters {
       debt: 0,
       charging: 0,
       asked: 0,
+      owed: 0,
       used: 0,
       overUntil: 0,
       localBase: undefined,
@@ -356,8 +375,9 @@ export class Counters {
   private fetch(e: Entry, extra: number): void {
     const remote = this.remote
     if (!remote || this.closed) return
-    const need = Math.max(0, e.waiters.length - e.asked)
-    const charge = e.debt - e.charging
+    const need = Math.max(0, e.waiters.length - (e.asked - e.owed))
+    // Not the debt the tokens on their way will pay (`owed`).
+    const charge = Math.max(0, e.debt - e.charging - e.owed)
     e.inFlight++
     e.asked += need
     e.charging += charge
@@ -368,6 +388,8 @@ export class Counters {
       (err: Error) => {
         e.inFlight--
         e.asked -= need
+        // The debt those tokens were to pay is charged by a later TAKE.
+        e.owed -= Math.min(e.owed, need)
         e.charging -= charge
         this.toLocal(`Redis refused a count: ${err.message}`)
       },
@@ -378,6 +400,10 @@ export class Counters {
     this.quietSince = undefined
     e.inFlight--
     e.asked -= need
+    // The tokens asked for requests let through meanwhile (the first asked: Redis answers in
+    // order, and waits run out in order) pay their debt below (settled first); what Redis did not
+    // grant of them stays debt, charged by the next TAKE.
+    e.owed -= Math.min(e.owed, need)
     e.charging -= charge
     e.debt -= charge
     if (e.redisStart !== 0 && start !== e.redisStart) {
@@ -386,6 +412,7 @@ export class Counters {
       e.window = ++this.windows
       e.tokens = 0
       e.debt = e.charging
+      e.owed = 0
       e.overUntil = 0
       e.localBase = undefined
       e.localAllowed = 0
@@ -431,7 +458,7 @@ export class Counters {
 
   /** Answers the pair's waiting requests from local counts. */
   private settleLocally(e: Entry, now: number): void {
-    for (const w of e.waiters.splice(0)) this.answer(w, this.local(e, now), false)
+    for (const w of e.waiters.splice(0)) this.answer(w, this.servedLocally(e, now), false)
   }
 
   /** Redis failed (or is not there yet): count locally until it answers a ping. */
