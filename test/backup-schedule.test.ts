@@ -39,10 +39,12 @@ async function until(what: string, check: () => boolean | Promise<boolean>, with
 }
 
 t.test('scheduled backups: on time, the oldest removed past BACKUP_KEEP, the metric moves, one per interval', async (t) => {
-  // Not t.testdir: tap removes that with the first teardown, before the apps below are closed,
-  // while a backup may still be writing into it (ENOTEMPTY, then the unclosed apps' backup threads
-  // kept the run alive). This folder goes after them.
+  // tap runs teardowns last registered, first run; and a teardown that throws skips the rest. So
+  // this folder's removal is registered before the apps are built: it runs after both are closed
+  // (their backup threads stopped). Registered after them, it ran first and raced a backup being
+  // written (ENOTEMPTY in CI), and the apps it then left open kept the file running to its timeout.
   const root = mkdtempSync(join(tmpdir(), 'backup-schedule-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
   const log = captureLog()
   const config = createConfig({
     dataDir: join(root, 'var'),
@@ -60,7 +62,6 @@ t.test('scheduled backups: on time, the oldest removed past BACKUP_KEEP, the met
   const twin = await buildApp(config)
   t.teardown(() => twin.close())
   await twin.ready()
-  t.teardown(() => rmSync(root, { recursive: true, force: true }))
 
   await until('a first backup', () => finishedIn(config.backupDir as string).length >= 1)
   const first = await metric(app, 'studio_backup_last_success_timestamp_seconds')
