@@ -4,8 +4,7 @@
 //    on one data folder (npm run cluster) write one backup per interval between them;
 //  - a failing backup is a warn line and a count, and the server keeps serving;
 //  - a start that applies a migration to an existing database snapshots it first; a new one not.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -13,6 +12,7 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { migrationNames, migrator } from '../plugins/store/migrations.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog } from './helpers/log.js'
 
 t.setTimeout(300_000)
@@ -39,12 +39,9 @@ async function until(what: string, check: () => boolean | Promise<boolean>, with
 }
 
 t.test('scheduled backups: on time, the oldest removed past BACKUP_KEEP, the metric moves, one per interval', async (t) => {
-  // tap runs teardowns last registered, first run; and a teardown that throws skips the rest. So
-  // this folder's removal is registered before the apps are built: it runs after both are closed
-  // (their backup threads stopped). Registered after them, it ran first and raced a backup being
-  // written (ENOTEMPTY in CI), and the apps it then left open kept the file running to its timeout.
-  const root = mkdtempSync(join(tmpdir(), 'backup-schedule-'))
-  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  // Removed after both apps are closed (helpers/folders.ts): removed before, it raced a backup
+  // being written (ENOTEMPTY in CI), and the apps left open kept the file running to its timeout.
+  const root = testdir(t, {})
   const log = captureLog()
   const config = createConfig({
     dataDir: join(root, 'var'),
@@ -96,7 +93,7 @@ t.test('scheduled backups: on time, the oldest removed past BACKUP_KEEP, the met
 })
 
 t.test('a failing scheduled backup: a warn line and the failure counter; the server keeps serving', async (t) => {
-  const root = t.testdir({ blocked: 'a file where the folder should be' })
+  const root = testdir(t, { blocked: 'a file where the folder should be' })
   const log = captureLog()
   const config = createConfig({
     dataDir: join(root, 'var'),
@@ -129,7 +126,7 @@ async function previousVersionDatabase(dataDir: string): Promise<void> {
 }
 
 t.test('a start that migrates an existing database takes a snapshot first; a fresh one does not', async (t) => {
-  const root = t.testdir({})
+  const root = testdir(t, {})
   const dataDir = join(root, 'var')
   const fresh = captureLog()
   const first = await buildApp(createConfig({ dataDir, databaseUrl: undefined, logLevel: 'info' }), {

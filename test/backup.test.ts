@@ -19,6 +19,7 @@ import { checksum } from '../plugins/backup/files.js'
 import { migrationNames } from '../plugins/store/migrations.js'
 import { field, run } from './helpers/cli.js'
 import { readLog, submitMany } from './helpers/flood.js'
+import { testdir } from './helpers/folders.js'
 import {
   freePort,
   freshMachineDatabase,
@@ -73,7 +74,7 @@ const bootstrapOf = (dataDir: string) =>
   JSON.parse(readFileSync(join(dataDir, 'bootstrap-client.json'), 'utf8')) as { client_id: string; client_secret: string }
 
 t.test('a flood of 2,000 leads with a backup in the middle; restored, a server has them all, and its keys', async (t) => {
-  const root = t.testdir({})
+  const root = testdir(t, {})
   const dataDir = join(root, 'var')
   const backups = join(root, 'backups')
   const restored = join(root, 'restored')
@@ -162,7 +163,7 @@ async function pausedBackup(dataDir: string, into: string, stage: string): Promi
 
 for (const stage of ['copied', 'before-rename']) {
   t.test(`a backup killed with kill -9 at "${stage}" leaves nothing named as finished; the next works`, async (t) => {
-    const root = t.testdir({})
+    const root = testdir(t, {})
     const dataDir = join(root, 'var')
     const backups = join(root, 'backups')
     const server = await startServer(t, { DATA_DIR: dataDir })
@@ -186,7 +187,7 @@ for (const stage of ['copied', 'before-rename']) {
 }
 
 t.test('restore refuses a folder a running server uses, and one holding a database; --force moves it aside', async (t) => {
-  const root = t.testdir({})
+  const root = testdir(t, {})
   const dataDir = join(root, 'var')
   const backups = join(root, 'backups')
   const server = await startServer(t, { DATA_DIR: dataDir })
@@ -250,7 +251,7 @@ t.test('restore refuses a folder a running server uses, and one holding a databa
 })
 
 t.test('backup refuses a destination inside the data folder', async (t) => {
-  const dataDir = join(t.testdir({}), 'var')
+  const dataDir = join(testdir(t, {}), 'var')
   const server = await startServer(t, { DATA_DIR: dataDir })
   const res = await run('backup', ['backup', '--to', join(dataDir, 'backups')], sqliteConfig(dataDir))
   t.equal(res.code, 2)
@@ -263,7 +264,7 @@ t.test('PostgreSQL: backup drives pg_dump; restore fills an empty database and t
   if (!needsMachinePostgres(t, source)) return
   if (!requirePart(t, existsSync('/usr/bin/pg_dump'), 'pg_dump and pg_restore', 'apt-get install postgresql-client')) return
   const target = (await freshMachineDatabase(t)) as string
-  const root = t.testdir({})
+  const root = testdir(t, {})
   const dataDir = join(root, 'var')
   const port = await freePort()
   const base = { ...RAISED, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
@@ -298,7 +299,7 @@ t.test('PostgreSQL: backup drives pg_dump; restore fills an empty database and t
 t.test('a new client created on a restored data folder uses the restored pepper', async (t) => {
   // The restored keys are the ones the server uses: a client created after the restore with the
   // CLI authenticates, so the CLI and the server agree on the pepper.
-  const root = t.testdir({})
+  const root = testdir(t, {})
   const dataDir = join(root, 'var')
   const server = await startServer(t, { DATA_DIR: dataDir })
   const path = await backup(t, dataDir, join(root, 'backups'))

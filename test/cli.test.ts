@@ -222,7 +222,7 @@ t.test('catalogue: status, unpublish and import while the app runs', async (t) =
   t.match((await run('catalogue', ['status'], config)).stdout, /no catalogue published/)
 
   // A broken file is refused, naming the record, and publishes nothing.
-  // (Not t.testdir(): that would recreate this test's folder, the running app's data folder.)
+  // (Not testdir(t): that would recreate this test's folder, the running app's data folder.)
   const dir = join(config.dataDir, 'fixtures')
   mkdirSync(dir)
   const projects = readCatalogueFile(spec)

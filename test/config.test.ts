@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
 import { ConfigError, createConfig, loadConfig, parseRateLimits, projectRoot, VARIABLES, withConfigTable } from '../config.js'
 import { basic, call, testApp } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 
 function node(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
@@ -175,7 +176,7 @@ t.test('TRUST_PROXY names the load balancers: addresses and CIDR ranges; true, h
       `TRUST_PROXY=${value}: shows the list form`,
     )
   }
-  const started = await node(['server.ts'], { TRUST_PROXY: 'true', PORT: '0', METRICS_PORT: '0', DATA_DIR: t.testdir({}) })
+  const started = await node(['server.ts'], { TRUST_PROXY: 'true', PORT: '0', METRICS_PORT: '0', DATA_DIR: testdir(t, {}) })
   t.equal(started.code, 78, 'the server refuses to start with TRUST_PROXY=true (EX_CONFIG)')
   t.match(started.stderr, /TRUST_PROXY=true would trust every X-Forwarded-For hop.*e\.g\. TRUST_PROXY=10\.0\.0\.0\/8,192\.168\.1\.5/)
 })
@@ -291,7 +292,7 @@ t.test('PUBLIC_BASE_URL: given, or derived from PUBLIC_HOST and PORT', async (t)
 })
 
 t.test('the server process refuses a bad configuration, naming the variable', async (t) => {
-  const dataDir = t.testdir({})
+  const dataDir = testdir(t, {})
   const port = await node(['server.ts'], { PORT: 'abc', DATA_DIR: dataDir })
   t.not(port.code, 0, 'exits non-zero')
   t.not(port.code, null, 'exits by itself (not killed by the timeout)')
@@ -392,13 +393,13 @@ t.test('enum variables list the allowed values; bad values are quoted, secrets n
 })
 
 t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the anonymous window is honoured', async (t) => {
-  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent', rateLimits: { getProject: { max: 5 }, mcp: { max: 5 } } })
+  const config = createConfig({ dataDir: testdir(t, {}), logLevel: 'silent', rateLimits: { getProject: { max: 5 }, mcp: { max: 5 } } })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   await t.rejects(async () => app.ready(), {
     message: /RATE_LIMITS names "getProject", which no rate limit has; the names are: .*getProjects/,
   })
-  const refused = await node(['server.ts'], { RATE_LIMITS: 'submitLeadAnonymus=5', PORT: '0', DATA_DIR: t.testdir({}) })
+  const refused = await node(['server.ts'], { RATE_LIMITS: 'submitLeadAnonymus=5', PORT: '0', DATA_DIR: testdir(t, {}) })
   t.equal(refused.code, 78, 'the server stops with EX_CONFIG')
   t.match(refused.stderr, /RATE_LIMITS names "submitLeadAnonymus"/)
 
@@ -424,7 +425,7 @@ t.test('a port in use: the server says which variable to change', async (t) => {
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())))
   const port = (taken.address() as { port: number }).port
-  const res = await node(['server.ts'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: t.testdir({}), LOG_LEVEL: 'silent' })
+  const res = await node(['server.ts'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: testdir(t, {}), LOG_LEVEL: 'silent' })
   t.equal(res.code, 1)
   t.match(res.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`))
   t.match(res.stderr, /set PORT to a free port/)

@@ -3,6 +3,7 @@
 // slow senders.)
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { testdir } from './helpers/folders.js'
 import { type ServerProcess, sharedSecrets, startServer } from './helpers/processes.js'
 
 /** The server's log lines (JSON) that mention `text`. */
@@ -58,7 +59,7 @@ async function reader(port: number) {
 async function bundleServer(t: Parameters<typeof startServer>[0]): Promise<{ server: ServerProcess; size: number }> {
   const server = await startServer(t, {
     ...sharedSecrets(),
-    DATA_DIR: t.testdir({}),
+    DATA_DIR: testdir(t, {}),
     LOG_LEVEL: 'info',
     CONNECTION_TIMEOUT_SECONDS: String(CONNECTION_TIMEOUT),
     RATE_LIMITS: 'default=1000',

@@ -4,6 +4,7 @@
 // not stored; on SQLite and on PostgreSQL (a throwaway server).
 import t, { type Test } from 'tap'
 import { readLog, submitMany } from './helpers/flood.js'
+import { testdir } from './helpers/folders.js'
 import { needsPostgres, type ServerProcess, sharedSecrets, startServer, throwawayPostgres, tokenFrom } from './helpers/processes.js'
 import { leadIdOf, smtpServer } from './helpers/smtp.js'
 
@@ -67,11 +68,11 @@ async function killDuringFlood(t: Test, env: Record<string, string>): Promise<vo
 }
 
 t.test('kill -9 during a 1,000-lead flood, then restart: every acknowledged lead emailed: SQLite', async (t) => {
-  await killDuringFlood(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })
+  await killDuringFlood(t, { DATA_DIR: `${testdir(t, { data: {} })}/data` })
 })
 
 t.test('kill -9 during a 1,000-lead flood, then restart: every acknowledged lead emailed: PostgreSQL', async (t) => {
   if (!needsPostgres(t)) return
   const pg = await throwawayPostgres(t)
-  await killDuringFlood(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
+  await killDuringFlood(t, { DATA_DIR: `${testdir(t, { data: {} })}/data`, DATABASE_URL: pg.url })
 })

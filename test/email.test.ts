@@ -11,6 +11,7 @@ import { createMailer } from '../plugins/email/transport.js'
 import { EMAIL_ENDPOINT_ID, mailtoUrl } from '../plugins/webhooks/repository.js'
 import { call, leadOf, storageConfig, testApp, tokenFor } from './helpers/app.js'
 import { run } from './helpers/cli.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog } from './helpers/log.js'
 import { leadIdOf, type Received, smtpServer } from './helpers/smtp.js'
 import { adminOf, until } from './helpers/webhooks.js'
@@ -229,7 +230,7 @@ t.test('the SMTP server down for 20 s, then back: every email arrives', async (t
   const smtp = await smtpServer(t)
   const log = captureLog()
   const config = createConfig({
-    dataDir: t.testdir({}),
+    dataDir: testdir(t, {}),
     ...(await storageConfig(t)),
     ...emailConfig(smtp.url),
     webhooksFirstRetryMs: 2000,
@@ -379,7 +380,7 @@ t.test('npm run email -- test: sends one now and prints what the SMTP server ans
 
 t.test('a server without SMTP_URL holds the queued emails back, saying why; one with it sends them', async (t) => {
   const smtp = await smtpServer(t)
-  const dataDir = t.testdir({})
+  const dataDir = testdir(t, {})
   const storage = await storageConfig(t)
   const first = await buildApp(createConfig({ dataDir, ...storage, ...emailConfig(smtp.url), logLevel: 'silent' }))
   await first.ready()

@@ -7,6 +7,7 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { call, spec, storageConfig, testApp, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { type Conversation, exchange, open } from './helpers/socket.js'
 
 const PROJECTS = '/project_metadata.json'
@@ -47,7 +48,7 @@ t.test('wrong method on a known path: 405 method_not_allowed with Allow', async 
 })
 
 async function appWithCrash(t: Parameters<typeof testApp>[0]): Promise<FastifyInstance> {
-  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'silent', ...(await storageConfig(t)) })
+  const config = createConfig({ dataDir: testdir(t, {}), logLevel: 'silent', ...(await storageConfig(t)) })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   app.get('/boom', async () => {

@@ -7,6 +7,7 @@
 // (Redis stopping under the API: test/shared-limits.test.ts.)
 import t, { type Test } from 'tap'
 import { leadFor, type Outcome, readLog, type Sent, submitMany } from './helpers/flood.js'
+import { testdir } from './helpers/folders.js'
 import { needsPostgres, type ServerProcess, sharedSecrets, startServer, throwawayPostgres, tokenFrom } from './helpers/processes.js'
 
 // Server processes killed and restarted under load: up to 58 s in CI runs, half the suite's 120 s per file.
@@ -54,13 +55,13 @@ async function killDuringSubmissions(t: Test, env: Record<string, string>): Prom
 }
 
 t.test('kill -9 during 2,000 concurrent submissions: SQLite', async (t) => {
-  await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })
+  await killDuringSubmissions(t, { DATA_DIR: `${testdir(t, { data: {} })}/data` })
 })
 
 t.test('kill -9 during 2,000 concurrent submissions: PostgreSQL', async (t) => {
   if (!needsPostgres(t)) return
   const pg = await throwawayPostgres(t)
-  await killDuringSubmissions(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
+  await killDuringSubmissions(t, { DATA_DIR: `${testdir(t, { data: {} })}/data`, DATABASE_URL: pg.url })
 })
 
 t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing acknowledged lost', async (t) => {
@@ -69,7 +70,7 @@ t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing
   const secrets = sharedSecrets()
   const server = await startServer(t, {
     ...secrets,
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATA_DIR: `${testdir(t, { data: {} })}/data`,
     DATABASE_URL: pg.url,
     RATE_LIMITS: 'submitLead=1000000, getLeads=1000000',
   })
@@ -126,7 +127,7 @@ t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing
 
 t.test('SIGTERM under load: in-flight requests finish, exit 0, nothing acknowledged lost', async (t) => {
   const secrets = sharedSecrets()
-  const base = { ...secrets, DATA_DIR: `${t.testdir({ data: {} })}/data`, RATE_LIMITS: 'submitLead=1000000, getLeads=1000000' }
+  const base = { ...secrets, DATA_DIR: `${testdir(t, { data: {} })}/data`, RATE_LIMITS: 'submitLead=1000000, getLeads=1000000' }
   let server = await startServer(t, base)
   const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
   let stopped: Promise<number | null> | undefined

@@ -10,6 +10,7 @@ import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { leadOf, testApp, tokenFor } from './helpers/app.js'
 import { run } from './helpers/cli.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog } from './helpers/log.js'
 import { requirePart, startServer } from './helpers/processes.js'
 
@@ -62,14 +63,14 @@ async function startAndWrite(t: Test, dataDir: string): Promise<void> {
 
 for (const mask of [0o022, 0o000]) {
   t.test(`a new data folder under umask ${mask.toString(8).padStart(3, '0')}: 0700, files 0600`, async (t) => {
-    const dataDir = join(t.testdir({}), 'var')
+    const dataDir = join(testdir(t, {}), 'var')
     await withUmask(mask, () => startAndWrite(t, dataDir))
     checkPrivate(t, dataDir)
   })
 }
 
 t.test('an existing folder and files an older version left readable are made private', async (t) => {
-  const dataDir = t.testdir({ keys: {} })
+  const dataDir = testdir(t, { keys: {} })
   // A first start with the modes an older version (umask 022) left, then the files loosened.
   await withUmask(0o022, () => startAndWrite(t, dataDir))
   for (const path of everything(dataDir)) chmodSync(path, statSync(path).isDirectory() ? 0o755 : 0o644)
@@ -81,7 +82,7 @@ t.test('an existing folder and files an older version left readable are made pri
 
 t.test('a data folder that cannot be made private (a shared, sticky one): a warning at start-up, private files', async (t) => {
   const log = captureLog()
-  const dataDir = join(t.testdir({}), 'shared')
+  const dataDir = join(testdir(t, {}), 'shared')
   mkdirSync(dataDir)
   chmodSync(dataDir, 0o1777) // like /tmp: the server must not change its mode
   const config = createConfig({ dataDir, databaseUrl: undefined, logLevel: 'warn' })
@@ -102,7 +103,7 @@ t.test('a private folder gives no warning', async (t) => {
   const log = captureLog()
   // A configured enquiry contact: the default one is warned about (test/first-run.test.ts).
   const config = createConfig({
-    dataDir: join(t.testdir({}), 'var'),
+    dataDir: join(testdir(t, {}), 'var'),
     databaseUrl: undefined,
     logLevel: 'warn',
     enquiryContact: 'Write to hello@studio.example',
@@ -129,7 +130,7 @@ t.test("another user's data folder, key or database: the server refuses to start
     ['the database', (dataDir) => join(dataDir, 'studio.db')],
   ]
   for (const [what, owned] of cases) {
-    const dataDir = join(t.testdir({}), 'var')
+    const dataDir = join(testdir(t, {}), 'var')
     // A folder set up as a first start would, then the key replaced by one another user planted.
     await startAndWrite(t, dataDir)
     writeFileSync(join(dataDir, 'keys', 'signing-key.pem'), planted, { mode: 0o600 })
@@ -149,7 +150,7 @@ t.test("another user's data folder, key or database: the server refuses to start
 
 t.test("another user's data folder: the server process stops with the reason; the CLI refuses too", async (t) => {
   if (!requirePart(t, asRoot, 'root (to chown test files to another user)', 'run the tests as root')) return
-  const dataDir = join(t.testdir({}), 'var')
+  const dataDir = join(testdir(t, {}), 'var')
   await startAndWrite(t, dataDir)
   chownSync(join(dataDir, 'keys', 'secret-pepper'), NOBODY, NOBODY)
   await t.rejects(startServer(t, { DATA_DIR: dataDir }), /studio-api failed to start: .*secret-pepper belongs to nobody/)

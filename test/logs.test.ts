@@ -8,13 +8,14 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import { createConfig } from '../config.js'
 import { basic, newClient, storageConfig } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog } from './helpers/log.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 
 t.test('the log holds one line per request and no personal data, secret or token', async (t) => {
   const { stream, raw } = captureLog()
-  const config = createConfig({ dataDir: t.testdir({}), logLevel: 'info', ...(await storageConfig(t)) })
+  const config = createConfig({ dataDir: testdir(t, {}), logLevel: 'info', ...(await storageConfig(t)) })
   const app = await buildApp(config, { logger: { level: 'info', stream } })
   let closed = false
   t.teardown(async () => {
@@ -187,7 +188,7 @@ t.test('the log holds one line per request and no personal data, secret or token
 
 t.test("a request's own logger is made on first use and carries the request id; logging off works too", async (t) => {
   const { stream, lines } = captureLog()
-  const dir = t.testdir({ loud: {}, quiet: {} })
+  const dir = testdir(t, { loud: {}, quiet: {} })
   const config = createConfig({ dataDir: join(dir, 'loud'), logLevel: 'info', ...(await storageConfig(t)) })
   const app = await buildApp(config, { logger: { level: 'info', stream } })
   t.teardown(() => app.close())

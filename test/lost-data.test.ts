@@ -16,6 +16,7 @@ import { openStore } from '../plugins/store/open.js'
 import { call, leadOf, tokenFor } from './helpers/app.js'
 import { field, run } from './helpers/cli.js'
 import { readLog, submitMany } from './helpers/flood.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog, type LogCapture } from './helpers/log.js'
 import { sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
@@ -23,7 +24,7 @@ const LEAD = '/scripts/enquiry_backend.php'
 
 async function appWithLog(t: Test): Promise<{ app: FastifyInstance; dataDir: string; log: LogCapture }> {
   const log = captureLog()
-  const dataDir = join(t.testdir({}), 'var')
+  const dataDir = join(testdir(t, {}), 'var')
   // A configured enquiry contact, so that the only warnings are about the data folder.
   const config = createConfig({ dataDir, databaseUrl: undefined, logLevel: 'info', enquiryContact: 'Write to hello@studio.example' })
   const app = await buildApp(config, {
@@ -102,7 +103,7 @@ t.test('the CLI does not create a database in the deleted folder of a running se
 for (const gone of ['-wal', '-shm'] as const) {
   t.test(`studio.db${gone} deleted under a running server: no lead acknowledged is lost`, async (t) => {
     const secrets = sharedSecrets()
-    const dataDir = join(t.testdir({}), 'var')
+    const dataDir = join(testdir(t, {}), 'var')
     const env = { ...secrets, DATA_DIR: dataDir, RATE_LIMITS: 'submitLead=100000, getLeads=100000, issueToken=100000' }
     let server = await startServer(t, env)
     const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)

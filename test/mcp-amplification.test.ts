@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { connect as tcp } from 'node:net'
 import t from 'tap'
 import { MCP_BODY_LIMIT } from '../plugins/mcp/index.js'
+import { testdir } from './helpers/folders.js'
 import { type ServerProcess, startServer } from './helpers/processes.js'
 
 /** "A few hundred KB": what one anonymous request may make the server send, at most. */
@@ -77,7 +78,7 @@ const call = (id: number, name: string, args: object) => rpc(id, 'tools/call', {
 
 t.test('no anonymous request to /mcp makes the server send more than a few hundred KB', async (t) => {
   const server = await startServer(t, {
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATA_DIR: `${testdir(t, { data: {} })}/data`,
     RATE_LIMITS: 'mcp=1000000',
     PUBLIC_HOST: 'studio.test',
   })
@@ -123,7 +124,7 @@ t.test('no anonymous request to /mcp makes the server send more than a few hundr
 
 t.test('clients that never read: each holds at most one answer, and the server keeps serving', async (t) => {
   const server = await startServer(t, {
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATA_DIR: `${testdir(t, { data: {} })}/data`,
     RATE_LIMITS: 'mcp=1000000',
     PUBLIC_HOST: 'studio.test',
   })

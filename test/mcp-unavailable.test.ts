@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import t, { type Test } from 'tap'
 import { errorCodes } from '../plugins/errors/codes.js'
 import { leadOf, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { captureLog, type LogCapture } from './helpers/log.js'
 import { connect, type Live, live, mcpToken, textOf } from './helpers/mcp.js'
 import { needsPostgres, throwawayPostgres } from './helpers/processes.js'
@@ -60,7 +61,7 @@ async function liveWithLog(t: Test, overrides: Parameters<typeof live>[1]): Prom
 }
 
 t.test('the database file lost under the server: the storage tools answer service_unavailable', async (t) => {
-  const dataDir = join(t.testdir({}), 'var')
+  const dataDir = join(testdir(t, {}), 'var')
   const { l, log } = await liveWithLog(t, { dataDir, databaseUrl: undefined })
   const studio = await connect(t, l.base, await mcpToken(l, ['read:leads', 'write:leads']))
   const anonymous = await connect(t, l.base, null)

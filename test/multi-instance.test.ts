@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import t from 'tap'
 import { projectRoot } from '../config.js'
+import { testdir } from './helpers/folders.js'
 import {
   freshMachineDatabase,
   machineRedisAvailable,
@@ -43,7 +44,7 @@ t.test('two instances share tokens, leads and one rate-limit budget', async (t) 
     PUBLIC_BASE_URL: 'http://api.studio.test',
   }
   // One testdir call: a second one would wipe the first's folder.
-  const dirs = t.testdir({ a: {}, b: {} })
+  const dirs = testdir(t, { a: {}, b: {} })
   const a = await startServer(t, { ...env, DATA_DIR: `${dirs}/a` })
   const b = await startServer(t, { ...env, DATA_DIR: `${dirs}/b` })
 
@@ -103,7 +104,7 @@ t.test('two instances share tokens, leads and one rate-limit budget', async (t) 
         PATH: process.env.PATH ?? '',
         DATABASE_URL: databaseUrl as string,
         SECRET_PEPPER: secrets.SECRET_PEPPER,
-        DATA_DIR: t.testdir({}),
+        DATA_DIR: testdir(t, {}),
       },
     },
   )

@@ -10,10 +10,11 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import t from 'tap'
 import { loadSpec } from '../plugins/spec/load.js'
 import { oas31ValidatorSource } from '../scripts/precompiled-openapi-validator.mjs'
+import { testdir } from './helpers/folders.js'
 
 type Check = ((doc: unknown) => boolean) & { errors?: { instancePath: string; keyword: string }[] | null }
 
-const file = join(t.testdir({}), 'oas-3.1.mjs')
+const file = join(testdir(t, {}), 'oas-3.1.mjs')
 writeFileSync(file, oas31ValidatorSource())
 const precompiled = (await import(pathToFileURL(file).href)).default as Check
 /** The method the bundle's subclass overrides: not in the published types, so asserted below. */

@@ -4,6 +4,7 @@ import { networkInterfaces } from 'node:os'
 import t from 'tap'
 import { listenMetrics } from '../plugins/metrics/listener.js'
 import { basic, call, leadOf, newClient, testApp, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { freePort, startServer } from './helpers/processes.js'
 
 t.test('/healthz and /readyz sit outside auth and rate limits', async (t) => {
@@ -67,7 +68,7 @@ t.test('/metrics is not served on the API port: a 404 like any unknown path', as
 
 t.test('the metrics listener: its own port, on 127.0.0.1 by default; nothing else there', async (t) => {
   const metricsPort = await freePort()
-  const server = await startServer(t, { METRICS_PORT: String(metricsPort), DATA_DIR: t.testdir({}) })
+  const server = await startServer(t, { METRICS_PORT: String(metricsPort), DATA_DIR: testdir(t, {}) })
   const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
   t.equal(scraped.status, 200)
   t.match(await scraped.text(), /studio_process_resident_memory_bytes \d+/)

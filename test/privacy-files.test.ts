@@ -17,6 +17,7 @@ import { type Config, createConfig, projectRoot } from '../config.js'
 import { openStore, sqliteFile } from '../plugins/store/open.js'
 import { backend, leadOf, testApp } from './helpers/app.js'
 import { field, run } from './helpers/cli.js'
+import { testdir } from './helpers/folders.js'
 import { sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 import { type Delivery, receiver } from './helpers/receiver.js'
 
@@ -50,7 +51,7 @@ function holding(dir: string, needles: Buffer[]): string[] {
 
 t.test('SQLite: no byte of an erased lead is left in any file under DATA_DIR, with the server running', async (t) => {
   if (backend.databaseUrl) return t.comment('the embedded default only: skipped on the PostgreSQL run')
-  const dataDir = join(t.testdir({}), 'data')
+  const dataDir = join(testdir(t, {}), 'data')
   const secrets = sharedSecrets()
   const env = {
     ...secrets,

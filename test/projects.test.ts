@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { catalogueFile, type Project, readCatalogueFile } from '../plugins/catalogue/index.js'
 import { call, spec, testApp, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 
 const URL_ = '/project_metadata.json'
 
@@ -184,7 +185,7 @@ t.test('the shipped catalogue meets the contract', async (t) => {
 
 t.test('readCatalogueFile rejects a broken file, naming the record', async (t) => {
   const good = readCatalogueFile(spec).slice(0, 3)
-  const dir = t.testdir({})
+  const dir = testdir(t, {})
   const write = (name: string, data: unknown) => {
     const file = join(dir, name)
     writeFileSync(file, typeof data === 'string' ? data : JSON.stringify(data))

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { backend, freshSchemaUrl } from './helpers/app.js'
 import { BALANCER_ADDRESS, type Balancer, requestFrom, startBalancer } from './helpers/balancer.js'
+import { testdir } from './helpers/folders.js'
 import { type ServerProcess, sharedSecrets, startServer } from './helpers/processes.js'
 
 const LEAD = '/scripts/enquiry_backend.php'
@@ -33,7 +34,7 @@ async function setup(t: Test): Promise<Setup> {
   const secrets = sharedSecrets()
   const env: Record<string, string> = {
     ...secrets,
-    DATA_DIR: t.testdir({}),
+    DATA_DIR: testdir(t, {}),
     TRUST_PROXY: BALANCER_ADDRESS,
     LEADS_ALLOW_ANONYMOUS: 'true',
   }
@@ -191,7 +192,7 @@ t.test(
       ["proxy-addr's named ranges", ['uniquelocal'], '192.168.1.5', '198.51.100.1, 203.0.113.9', '203.0.113.9'],
     ]
     for (const [label, trustProxy, peer, forwardedFor, expected] of cases) {
-      const app = await buildApp(createConfig({ dataDir: t.testdir({}), logLevel: 'silent', trustProxy }))
+      const app = await buildApp(createConfig({ dataDir: testdir(t, {}), logLevel: 'silent', trustProxy }))
       t.teardown(() => app.close())
       app.get('/__seen', { config: { rateLimit: false } }, async (request) => ({
         ip: request.ip,

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import t, { type Test } from 'tap'
+import { testdir } from './helpers/folders.js'
 import {
   canRunRedis,
   freePort,
@@ -98,7 +99,7 @@ t.test('two instances on PostgreSQL + Redis: shared budgets stay within their bo
     ].join(', '),
     PUBLIC_BASE_URL: 'http://api.studio.test',
   }
-  const dirs = t.testdir({ a: {}, b: {} })
+  const dirs = testdir(t, { a: {}, b: {} })
   const metricsA = await freePort()
   const metricsB = await freePort()
   const a = await startServer(t, { ...env, DATA_DIR: `${dirs}/a`, METRICS_PORT: String(metricsA) })
@@ -238,7 +239,7 @@ t.test('Redis stopped, then restarted: no 5xx, local counting meanwhile, rejoins
   const metrics = await freePort()
   const server = await startServer(t, {
     ...secrets,
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATA_DIR: `${testdir(t, { data: {} })}/data`,
     REDIS_URL: redis.url,
     REDIS_PREFIX: prefix,
     METRICS_PORT: String(metrics),
@@ -296,7 +297,7 @@ t.test('Redis not there at start-up: the instance starts, counts locally, and jo
   const metrics = await freePort()
   const server = await startServer(t, {
     ...secrets,
-    DATA_DIR: `${t.testdir({ data: {} })}/data`,
+    DATA_DIR: `${testdir(t, { data: {} })}/data`,
     REDIS_URL: redis.url,
     REDIS_PREFIX: `late-${randomBytes(3).toString('hex')}:`,
     METRICS_PORT: String(metrics),

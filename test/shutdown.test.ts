@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import { Agent, type IncomingMessage, request } from 'node:http'
 import { connect } from 'node:net'
 import t from 'tap'
+import { testdir } from './helpers/folders.js'
 import { sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
 const LEAD = '/scripts/enquiry_backend.php'
@@ -28,7 +29,7 @@ async function refused(port: number): Promise<void> {
 
 t.test('a lead in flight at SIGTERM on a keep-alive connection: answered, stored, exit 0', async (t) => {
   const secrets = sharedSecrets()
-  const env = { ...secrets, DATA_DIR: `${t.testdir({ data: {} })}/data` }
+  const env = { ...secrets, DATA_DIR: `${testdir(t, { data: {} })}/data` }
   const server = await startServer(t, env)
   const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET)
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
@@ -74,7 +75,7 @@ t.test('a lead in flight at SIGTERM on a keep-alive connection: answered, stored
 
 t.test('a client that stops reading a response at SIGTERM: its connection is cut, exit 0', async (t) => {
   const secrets = sharedSecrets()
-  const server = await startServer(t, { ...secrets, DATA_DIR: `${t.testdir({ data: {} })}/data` })
+  const server = await startServer(t, { ...secrets, DATA_DIR: `${testdir(t, { data: {} })}/data` })
   // Swagger UI's script, uncompressed (about 1.5 MB), asked for 20 times on one connection
   // (pipelined): far more than the socket buffers hold when the client reads nothing, so a
   // response stays in progress.

@@ -13,6 +13,7 @@ import { parse, stringify } from 'yaml'
 import { projectRoot } from '../config.js'
 import { deref } from '../plugins/spec/document.js'
 import { basic, call, newClient, spec, testApp } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 
 const run = promisify(execFile)
 const SPECTRAL = join(projectRoot, 'node_modules', '.bin', 'spectral')
@@ -105,7 +106,7 @@ t.test('the ruleset has teeth: what issue 22 found is refused again', async (t) 
     ],
   ]
   for (const [label, edit, code, where] of cases) {
-    const errors = errorsOf(await spectral(variant(t.testdir({}), edit)))
+    const errors = errorsOf(await spectral(variant(testdir(t, {}), edit)))
     t.ok(
       errors.some((e) => e.code === code && where.test(e.path.join('.'))),
       `${label}: ${code}`,

@@ -12,13 +12,14 @@ import t from 'tap'
 import { projectRoot } from '../config.js'
 import { sqliteFile } from '../plugins/store/open.js'
 import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { requirePart, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 
 const FSYNC_DELAY_MS = 300
 
 const gcc = spawnSync('gcc', ['--version']).status === 0
 if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install gcc')) {
-  const shim = join(t.testdir({}), 'fsync-delay.so')
+  const shim = join(testdir(t, {}), 'fsync-delay.so')
   const built = spawnSync('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(projectRoot, 'bench', 'fsync-delay.c'), '-ldl'], {
     encoding: 'utf8',
   })
@@ -26,7 +27,7 @@ if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install 
 
   t.test(`every fsync ${FSYNC_DELAY_MS} ms: reads are answered while a lead's commit waits for it`, async (t) => {
     const secrets = sharedSecrets()
-    const dataDir = join(t.testdir({}), 'var')
+    const dataDir = join(testdir(t, {}), 'var')
     // A first start without the shim creates and migrates the database: with every fsync slowed,
     // each migration's commits would make start-up outlast Fastify's plugin timeout, which is not
     // what this test is about.

@@ -11,6 +11,7 @@ import { createConnection } from 'node:net'
 import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { projectRoot } from '../config.js'
+import { testdir } from './helpers/folders.js'
 import { connect } from './helpers/mcp.js'
 import { alive, type ServerProcess, startServer, tokenFrom } from './helpers/processes.js'
 
@@ -73,7 +74,7 @@ async function gone(pid: number, port: number): Promise<boolean> {
 t.test(
   'npm start: the first start builds from the sources without tsc and serves from the bundle; the second builds nothing',
   async (t) => {
-    const dir = t.testdir({})
+    const dir = testdir(t, {})
     copyProject(dir)
     // A type error tsc refuses (TS2322) in code the server runs: a type-checking build would stop.
     appendFileSync(

@@ -14,6 +14,7 @@ import { StatementCache } from '../plugins/store/watched.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
 import { EMAIL_ENDPOINT_ID, WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
 import { freshSchemaUrl } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { requirePart } from './helpers/processes.js'
 
 const PG_BASE = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -36,7 +37,7 @@ type StoreConfig = Parameters<typeof openStore>[0]
 const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undefined> }[] = [
   {
     name: 'sqlite',
-    config: async (t) => createConfig({ dataDir: t.testdir({}) }),
+    config: async (t) => createConfig({ dataDir: testdir(t, {}) }),
   },
   {
     name: 'postgres',
@@ -50,7 +51,7 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
         )
       )
         return undefined
-      return createConfig({ dataDir: t.testdir({}), databaseUrl: await freshSchemaUrl(t, PG_BASE) })
+      return createConfig({ dataDir: testdir(t, {}), databaseUrl: await freshSchemaUrl(t, PG_BASE) })
     },
   },
 ]
@@ -492,7 +493,7 @@ for (const backend of backends) {
 // Without the cross-process lock this fails ("table clients already exists"): the processes
 // wait for one agreed instant, so their migrations really overlap.
 t.test('three processes starting together on a fresh SQLite file all open it and migrate once', async (t) => {
-  const dir = t.testdir({
+  const dir = testdir(t, {
     'open.mts': `import { openStore } from ${JSON.stringify(`${projectRoot}/plugins/store/open.ts`)}
 // Start together: every process waits for the same instant before it opens the store.
 await new Promise((r) => setTimeout(r, Number(process.argv[3]) - Date.now()))

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { createConfig } from '../config.js'
+import { testdir } from './helpers/folders.js'
 import { type ServerProcess, sharedSecrets, startServer, tokenFrom } from './helpers/processes.js'
 import { open } from './helpers/socket.js'
 
@@ -15,7 +16,7 @@ async function slowServer(t: Parameters<typeof startServer>[0]): Promise<{ serve
   const secrets = sharedSecrets()
   const server = await startServer(t, {
     ...secrets,
-    DATA_DIR: t.testdir({}),
+    DATA_DIR: testdir(t, {}),
     LOG_LEVEL: 'info',
     REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT),
     HEADERS_TIMEOUT_SECONDS: '2',

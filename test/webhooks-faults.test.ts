@@ -9,6 +9,7 @@ import t, { type Test } from 'tap'
 import { createConfig } from '../config.js'
 import { field, run } from './helpers/cli.js'
 import { readLog, submitMany } from './helpers/flood.js'
+import { testdir } from './helpers/folders.js'
 import {
   freshMachineDatabase,
   needsMachinePostgres,
@@ -91,13 +92,13 @@ async function killDuringFlood(t: Test, env: Record<string, string>): Promise<vo
 }
 
 t.test('kill -9 during a 2,000-lead flood, then restart: every acknowledged lead delivered: SQLite', async (t) => {
-  await killDuringFlood(t, { DATA_DIR: `${t.testdir({ data: {} })}/data` })
+  await killDuringFlood(t, { DATA_DIR: `${testdir(t, { data: {} })}/data` })
 })
 
 t.test('kill -9 during a 2,000-lead flood, then restart: every acknowledged lead delivered: PostgreSQL', async (t) => {
   if (!needsPostgres(t)) return
   const pg = await throwawayPostgres(t)
-  await killDuringFlood(t, { DATA_DIR: `${t.testdir({ data: {} })}/data`, DATABASE_URL: pg.url })
+  await killDuringFlood(t, { DATA_DIR: `${testdir(t, { data: {} })}/data`, DATABASE_URL: pg.url })
 })
 
 t.test('two instances on PostgreSQL, one receiver: each event delivered exactly once per endpoint', async (t) => {
@@ -105,7 +106,7 @@ t.test('two instances on PostgreSQL, one receiver: each event delivered exactly 
   if (!needsMachinePostgres(t, databaseUrl)) return
   const rx = await receiver(t)
   const secrets = sharedSecrets()
-  const dirs = t.testdir({ a: {}, b: {} })
+  const dirs = testdir(t, { a: {}, b: {} })
   const env = {
     ...secrets,
     DATABASE_URL: databaseUrl,

@@ -15,6 +15,7 @@ import { retryDelay } from '../plugins/webhooks/schedule.js'
 import { DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES, send } from '../plugins/webhooks/sender.js'
 import { signingSecrets } from '../plugins/webhooks/signing.js'
 import { call, leadOf, storageConfig, testApp, tokenFor } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 import { connect, live } from './helpers/mcp.js'
 import { type Delivery, receiver } from './helpers/receiver.js'
 import { adminOf, endpointAt, metricsWith, until } from './helpers/webhooks.js'
@@ -499,7 +500,7 @@ t.test('operations: metrics, /readyz unaffected by a failing receiver, no lead f
       done()
     },
   })
-  const config = createConfig({ dataDir: t.testdir({}), ...ALLOW, webhooksFirstRetryMs: 20, ...(await storageConfig(t)) })
+  const config = createConfig({ dataDir: testdir(t, {}), ...ALLOW, webhooksFirstRetryMs: 20, ...(await storageConfig(t)) })
   const app = await buildApp(config, { logger: { level: 'debug', stream } })
   let closed = false
   t.teardown(async () => {

@@ -14,6 +14,7 @@ import { type Config, createConfig } from '../../config.js'
 import { createClient } from '../../plugins/auth/admin.js'
 import { deref, Spec } from '../../plugins/spec/document.js'
 import { loadSpec } from '../../plugins/spec/load.js'
+import { testdir } from './folders.js'
 
 /** The spec as the tests read it: the same document the app loads by default. */
 export const spec = new Spec(loadSpec())
@@ -63,12 +64,12 @@ export async function storageConfig(t: Test): Promise<Partial<Config>> {
 }
 
 /**
- * A data folder of its own inside the test's folder. t.testdir() re-creates the test's folder on
+ * A data folder of its own inside the test's folder. testdir(t) re-creates the test's folder on
  * every call, so a second app of the same test would wipe the first one's database under it
  * (which the server now detects, and refuses to go on with).
  */
 function appDataDir(t: Test): string {
-  if (!existsSync(t.testdirName)) t.testdir({})
+  if (!existsSync(t.testdirName)) testdir(t, {})
   return mkdtempSync(join(t.testdirName, 'app-'))
 }
 
