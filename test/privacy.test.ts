@@ -9,6 +9,7 @@ import { buildApp } from '../app.js'
 import { loadPepper } from '../plugins/auth/secrets.js'
 import { LeadsRepository, type NewLead } from '../plugins/leads/repository.js'
 import { cutoffOf, Privacy } from '../plugins/privacy/privacy.js'
+import type { Dialect } from '../plugins/store/migrations.js'
 import type { Database } from '../plugins/store/schema.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
 import { writeEvents } from '../plugins/webhooks/repository.js'
@@ -26,8 +27,8 @@ const ok = (t: Test, r: Run, what: string) => t.equal(r.code, 0, `${what}: ${r.s
 const ofType = (type: string) => (d: Delivery[]) => d.filter((x) => x.event.type === type)
 
 /** Leads stored as if received at the given times, with their outbox events (as the app's listener writes them). */
-async function storeAt(db: Kysely<Database>, leads: NewLead[]): Promise<void> {
-  const repo = new LeadsRepository(db, [
+async function storeAt(store: { db: Kysely<Database>; dialect: Dialect }, leads: NewLead[]): Promise<void> {
+  const repo = new LeadsRepository(store.db, store.dialect, [
     {
       inTransaction: async (trx, stored) => {
         await writeEvents(trx, stored.map(leadReceived))
@@ -174,7 +175,7 @@ t.test('purge --before: leads received strictly before the cut-off are erased, t
   const { app, config } = await testApp(t, noRetentionOfItsOwn)
   const cut = '2025-06-01T00:00:00.000Z'
   const at = (ms: number) => new Date(Date.parse(cut) + ms).toISOString()
-  await storeAt(app.store.db, [leadAt('old', at(-1)), leadAt('edge', at(0)), leadAt('new', at(1))])
+  await storeAt(app.store, [leadAt('old', at(-1)), leadAt('edge', at(0)), leadAt('new', at(1))])
   const purged = await run('leads', ['purge', '--before', '2025-06-01T02:00:00+02:00'], config)
   ok(t, purged, 'purge')
   t.match(purged.stdout, /^erased: 1$/m)
@@ -189,7 +190,7 @@ t.test('purge --before: leads received strictly before the cut-off are erased, t
 t.test('retention: at start and on the hourly check, leads past LEADS_RETENTION_DAYS are erased as erase does', async (t) => {
   const { app, config } = await testApp(t, { leadsRetentionDays: 30 })
   const now = Date.now()
-  await storeAt(app.store.db, [
+  await storeAt(app.store, [
     leadAt('expired', new Date(now - 30 * DAY - 60_000).toISOString()),
     leadAt('kept', new Date(now - 29 * DAY).toISOString()),
   ])
@@ -207,7 +208,7 @@ t.test('retention: at start and on the hourly check, leads past LEADS_RETENTION_
   t.match(await second.store.db.selectFrom('lead_erasures').selectAll().execute(), [{ lead_id: 'expired', reason: 'retention' }])
 
   // The periodic check (shortened here) erases what expires while the server runs, nothing else.
-  await storeAt(second.store.db, [leadAt('later', new Date(Date.now() - 31 * DAY).toISOString())])
+  await storeAt(second.store, [leadAt('later', new Date(Date.now() - 31 * DAY).toISOString())])
   await until('erased by the periodic check', async () => !(await ids(second)).includes('later'))
   t.same(await ids(second), ['kept'])
   // The line follows the check's end (after the files are cleared).
@@ -225,7 +226,7 @@ t.test('retention: the cut-off edge, 0 keeps forever, two instances at once eras
   const edge = cutoffOf(now, 730)
   t.equal(edge, '2025-03-01T12:00:00.000Z', '730 days before')
   const before = (ms: number) => new Date(Date.parse(edge) - ms).toISOString()
-  await storeAt(app.store.db, [leadAt('older', before(1)), leadAt('at-edge', before(0)), leadAt('younger', before(-1))])
+  await storeAt(app.store, [leadAt('older', before(1)), leadAt('at-edge', before(0)), leadAt('younger', before(-1))])
   const pepper = loadPepper(config)
   const forever = await new Privacy(app.store, pepper, () => now).applyRetention({ leadsDays: 0, payloadDays: 30 })
   t.equal(forever.erased, 0, 'LEADS_RETENTION_DAYS=0 keeps every lead')
@@ -257,7 +258,7 @@ t.test('payload retention: delivered and dead events go after WEBHOOK_PAYLOAD_RE
   const daysAgo = (d: number) => new Date(now.getTime() - d * DAY).toISOString()
   const names = ['delivered-old', 'dead-old', 'dead-recent-attempt', 'pending-old', 'delivered-new']
   await storeAt(
-    db,
+    app.store,
     names.map((n, i) => leadAt(n, daysAgo(i === 4 ? 5 : 40), i)),
   )
   const events = await db.selectFrom('webhook_events').select(['id', 'lead_id']).execute()

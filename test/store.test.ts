@@ -59,7 +59,7 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
 /** The store is the connection; each feature's repository is built over it. */
 const repositories = (store: Store) => ({
   clients: new ClientsRepository(store.db),
-  leads: new LeadsRepository(store.db),
+  leads: new LeadsRepository(store.db, store.dialect),
   catalogue: new CatalogueRepository(store.db),
   webhooks: new WebhooksRepository(store.db, store.dialect),
 })
@@ -261,7 +261,7 @@ for (const backend of backends) {
         },
         afterCommit: (stored) => seen.after.push(stored.map((l) => l.id)),
       }
-      const repo = new LeadsRepository(store.db, [listener])
+      const repo = new LeadsRepository(store.db, connection.dialect, [listener])
       const claim = { owner: 'client:cl_l', key: 'lk', body_hash: 'h', lead_id: 'lst-1', created_at: at(50) }
       await repo.insertBatch([lead('lst-1', 50)], new Map([['lst-1', claim]]), at(0))
       const lost = await repo.insertBatch(
@@ -281,6 +281,50 @@ for (const backend of backends) {
       t.equal(await repo.seqOf('lst-4'), undefined, 'a failing listener stores nothing of the batch')
       t.equal((await store.db.selectFrom('webhook_events').select('id').execute()).length, 2, 'and none of its events')
       await store.db.deleteFrom('webhook_events').execute()
+    })
+
+    t.test('leads: two writers on one database; the log only ever grows at its end', async (t) => {
+      // Two instances (two connections) commit leads while a reader pages the log with a cursor,
+      // as a consumer of GET /leads.json?after= does. Writer A's batch is held open inside its
+      // transaction (a listener that waits) while writer B commits its own. Whatever the reader
+      // saw at any moment must be a prefix of the final log: a lead appearing before one already
+      // seen would be skipped for good by a reader that has moved its cursor past it.
+      const other = await openStore(config)
+      t.teardown(() => other.close())
+      let release = () => {}
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered = () => {}
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      const holding: LeadListener = {
+        async inTransaction() {
+          entered()
+          await gate
+        },
+      }
+      const before = (await store.leads.page(0, 1000)).map((l) => l.id)
+      const a = new LeadsRepository(store.db, connection.dialect, [holding]).insertBatch([lead('order-a', 60)], new Map(), at(0))
+      await inside
+      const b = new LeadsRepository(other.db, other.dialect).insertBatch([lead('order-b', 61)], new Map(), at(0))
+      const seen: string[][] = []
+      const look = async () => seen.push((await store.leads.page(0, 1000)).map((l) => l.id).slice(before.length))
+      // B has had time to commit if nothing holds it back (250 ms is ages for one INSERT).
+      for (let i = 0; i < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        await look()
+      }
+      release()
+      await Promise.all([a, b])
+      await look()
+      const final = seen[seen.length - 1] ?? []
+      t.same([...final].sort(), ['order-a', 'order-b'], 'both batches are stored')
+      for (const view of seen) {
+        t.same(view, final.slice(0, view.length), `the reader saw [${view.join(', ')}], a prefix of the final log`)
+      }
+      await store.db.deleteFrom('leads').where('id', 'in', ['order-a', 'order-b']).execute()
     })
 
     t.test('webhooks: outbox fan-out, exclusive leases, due order, attempts, replay, status', async (t) => {
@@ -445,7 +489,7 @@ for (const backend of backends) {
       )
       const up = await (await migrator(old.db as never, old.dialect)).migrateToLatest()
       t.error(up.error)
-      const [row] = await new LeadsRepository(old.db).page(0, 10)
+      const [row] = await new LeadsRepository(old.db, old.dialect).page(0, 10)
       t.same(row?.fields, { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }, 'the fields, intact')
       t.equal(row?.id, 'old-1')
       t.equal(row?.received_at, at(1))

@@ -50,7 +50,7 @@ const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000
 export default fp(
   async (app) => {
     const listeners: LeadListener[] = []
-    const repository = new LeadsRepository(app.store.db, listeners)
+    const repository = new LeadsRepository(app.store.db, app.store.dialect, listeners)
     const afterCommit = (stored: NewLead[]) => {
       app.metrics.leadsStored.inc(stored.length)
       for (const listener of listeners) {

@@ -1,7 +1,8 @@
 // Leads and their idempotency keys. A batch is one transaction: many leads, one commit.
 // A lead's fields (the spec's LeadFields, whatever they are) are stored as one JSON document.
-import type { Kysely, Selectable, Transaction } from 'kysely'
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely'
 import type { components } from '../../generated/openapi.js'
+import type { Dialect } from '../store/migrations.js'
 import type { Database, IdempotencyKeysTable, LeadSource, LeadsTable } from '../store/schema.js'
 
 export type LeadFields = components['schemas']['LeadFields']
@@ -55,6 +56,7 @@ const ownerKey = (owner: string, key: string) => `${owner}\u0000${key}`
 export class LeadsRepository {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     /** Run inside every batch's transaction (the list may grow after construction). */
     private readonly listeners: readonly LeadListener[] = [],
   ) {}
@@ -64,10 +66,19 @@ export class LeadsRepository {
    * claim; such a lead is stored only if its key is free (or expired: created before
    * `claimCutoff`). Returns the ids of the leads whose claim lost to a live key (not stored).
    * The listeners run inside the same transaction, with the leads it stores.
+   *
+   * The log's order (`seq`) is its commit order, so a reader paging with a cursor never skips a
+   * lead: batches commit one at a time. On SQLite the write lock does it. On PostgreSQL, where
+   * instances commit concurrently and a sequence hands out `seq` before the commit, a batch
+   * holds a transaction lock of the schema's leads log from before its first write (before the
+   * idempotency claims too, so that two batches never wait for each other's rows and locks at
+   * once) until its commit: without it, a batch drawing seq 101 could commit, and be read, before
+   * one holding seq 100, which a reader past 101 would then never see.
    */
   async insertBatch(leads: NewLead[], claims: Map<string, IdempotencyClaim>, claimCutoff: string): Promise<Set<string>> {
     const lost = new Set<string>()
     await this.db.transaction().execute(async (trx) => {
+      if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.leads-log'))`.execute(trx)
       if (claims.size > 0) {
         const won = await trx
           .insertInto('idempotency_keys')
