@@ -1577,7 +1577,7 @@ export interface operations {
             query?: {
                 /** @description Page size (1–1000). Without it the whole log is returned. */
                 limit?: number;
-                /** @description Return leads received after the lead with this id. */
+                /** @description Return the leads after the lead with this id in the log (the id of the last lead of the previous page). A lead erased since keeps its place, so paging goes on where it was. */
                 after?: string;
             };
             header?: never;

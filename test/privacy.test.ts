@@ -187,6 +187,42 @@ t.test('purge --before: leads received strictly before the cut-off are erased, t
   t.match(bad.stderr, /RFC 3339/)
 })
 
+t.test('a reader paging the log goes on after a lead erased since it read it', async (t) => {
+  const { app, config } = await testApp(t, noRetentionOfItsOwn)
+  const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
+  const auth = { authorization: `Bearer ${token}` }
+  const stored: string[] = []
+  for (let n = 1; n <= 5; n++) {
+    const res = await call(t, app, { method: 'POST', url: SUBMIT, headers: auth, payload: leadOf(n) })
+    t.equal(res.statusCode, 200)
+    stored.push(res.json().id)
+  }
+  const page = async (url: string) => {
+    const res = await call(t, app, { url, headers: auth })
+    t.equal(res.statusCode, 200, `${url}: ${res.body}`)
+    const next = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''))?.[1]
+    return { ids: (res.json() as { id: string }[]).map((x) => x.id), next: next && new URL(next).pathname + new URL(next).search }
+  }
+  const first = await page('/leads.json?limit=2')
+  t.same(first.ids, stored.slice(0, 2))
+  t.ok(first.next, 'a next link after the first page')
+
+  // The lead the reader's cursor names is erased (at a person's request), and the one after it.
+  ok(t, await run('leads', ['erase', '--id', stored[1] as string], config), 'erase the cursor lead')
+  ok(t, await run('leads', ['erase', '--id', stored[2] as string], config), 'erase the next one')
+  const second = await page(first.next as string)
+  t.same(second.ids, stored.slice(3), 'the reader goes on where it was: nothing skipped, nothing repeated')
+  t.same((await page(`/leads.json?after=${stored[2]}`)).ids, stored.slice(3), 'the whole log after an erased lead, streamed')
+
+  const never = await call(t, app, { url: '/leads.json?limit=2&after=0190c0de-0000-7000-8000-000000000000', headers: auth })
+  t.equal(never.statusCode, 400, 'an id that was never in the log is still refused')
+  t.match(never.json(), { code: 'invalid_request', hint: /id of the last lead of the previous page/ })
+  t.notOk(
+    JSON.stringify(await app.store.db.selectFrom('lead_erasures').selectAll().execute()).includes(leadOf(2).email),
+    'the erasure record keeps the place, not the person',
+  )
+})
+
 t.test('retention: at start and on the hourly check, leads past LEADS_RETENTION_DAYS are erased as erase does', async (t) => {
   const { app, config } = await testApp(t, { leadsRetentionDays: 30 })
   const now = Date.now()

@@ -72,6 +72,7 @@ const MIGRATIONS = [
   '005_event_lead_id',
   '006_personal_data',
   '007_email_channel',
+  '008_erasure_position',
 ]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()

@@ -1,7 +1,8 @@
 // The leads feature: intake (normalisation, idempotency), the group-commit writer, the hourly
 // sweep of expired idempotency keys and the log, over the leads repository. Handlers and MCP
 // tools use `app.leads`; nothing else touches the leads tables but plugins/privacy, which reads and
-// erases a person's leads (access and erasure requests, retention). Other features that must act on
+// erases a person's leads (access and erasure requests, retention) and records where an erased lead
+// stood in the log (read here, so that paging past it goes on). Other features that must act on
 // every stored lead (lead delivery) register a listener with `app.leads.onStore`, which runs in
 // the leads' own transaction: this feature never names them.
 import fp from 'fastify-plugin'
@@ -19,7 +20,7 @@ export interface Leads {
   page(afterSeq: number, limit: number): Promise<{ seq: number; entry: LeadLogEntry }[]>
   /** The newest log entries first, at most `limit`, received at or after `since` (RFC 3339) when given. */
   recent(since: string | undefined, limit: number): Promise<LeadLogEntry[]>
-  /** The commit position of a lead, if it exists. */
+  /** The commit position of a lead, if it exists, or the one it had if it was erased (the reader's cursor goes on). */
   seqOf(id: string): Promise<number | undefined>
   /** How many leads are stored. */
   count(): Promise<number>

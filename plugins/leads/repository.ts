@@ -152,9 +152,15 @@ export class LeadsRepository {
     return rows.map(toRecord)
   }
 
+  /**
+   * A lead's place in the log; for a lead erased since (plugins/privacy records it), the place it
+   * had, so that a reader whose last page ended with it goes on where it was.
+   */
   async seqOf(id: string): Promise<number | undefined> {
-    const row = await this.db.selectFrom('leads').select('seq').where('id', '=', id).executeTakeFirst()
-    return row ? Number(row.seq) : undefined
+    const row =
+      (await this.db.selectFrom('leads').select('seq').where('id', '=', id).executeTakeFirst()) ??
+      (await this.db.selectFrom('lead_erasures').select('seq').where('lead_id', '=', id).where('seq', 'is not', null).executeTakeFirst())
+    return row?.seq == null ? undefined : Number(row.seq)
   }
 
   async count(): Promise<number> {

@@ -79,7 +79,7 @@ export class PrivacyRepository {
       // PostgreSQL: erasures one at a time (per schema), so that two of them over the same leads
       // (a request and the retention sweep, two instances' sweeps) never deadlock on row locks.
       if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.lead-erasure'))`.execute(trx)
-      const gone = await trx.deleteFrom('leads').where('id', 'in', ids).returning(['id', 'fields']).execute()
+      const gone = await trx.deleteFrom('leads').where('id', 'in', ids).returning(['id', 'fields', 'seq']).execute()
       if (gone.length === 0) return []
       const erased = gone.map((r) => r.id)
       await deleteLeadEvents(trx, erased)
@@ -93,6 +93,7 @@ export class PrivacyRepository {
             erased_at: at,
             reason,
             scrubbed_at: null,
+            seq: Number(r.seq),
           })),
         )
         .execute()

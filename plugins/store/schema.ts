@@ -49,6 +49,8 @@ export interface LeadErasuresTable {
   reason: 'request' | 'retention'
   /** SQLite: when the erased bytes were cleared from the database files (VACUUM, WAL truncated); null until then. */
   scrubbed_at: string | null
+  /** The lead's place in the log (`leads.seq`), so that paging `after` it goes on; null for erasures before 008. */
+  seq: number | null
 }
 
 export interface IdempotencyKeysTable {
