@@ -128,4 +128,35 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
     await page.screenshot({ path: join(artifacts, 'projects-index.png') })
     t.same(errors, [], 'no page errors (CSP included)')
   })
+
+  t.test('a browser at /, at an unknown path and at /favicon.ico gets pages, not JSON', async (t) => {
+    const { base } = await live(t)
+    const browser = await launchBrowser()
+    t.teardown(() => browser.close())
+    const page = await browser.newPage({ viewport: { width: 1100, height: 700 } })
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    page.on('console', (msg) => msg.type() === 'error' && !/404/.test(msg.text()) && errors.push(msg.text()))
+
+    const home = await page.goto(`${base}/`)
+    t.equal(home?.status(), 200)
+    t.equal(new URL(page.url()).pathname, '/docs', 'the home page is the API reference')
+    await page.locator('.swagger-ui .info .title').waitFor()
+    await page.screenshot({ path: join(artifacts, 'home.png') })
+
+    const missing = await page.goto(`${base}/no/such/page`)
+    t.equal(missing?.status(), 404)
+    t.match(missing?.headers()['content-type'], /^text\/html/, 'an HTML 404')
+    t.equal(await page.locator('h1').textContent(), 'There is nothing here')
+    t.equal(await page.locator('main code').textContent(), '/no/such/page', 'it names the path')
+    await page.screenshot({ path: join(artifacts, 'not-found.png') })
+    await page.getByRole('link', { name: "The studio's projects" }).click()
+    await page.waitForURL(`${base}/projects`)
+    t.ok((await page.locator('.card').count()) >= 20, 'its link leads to the projects')
+
+    const icon = await page.goto(`${base}/favicon.ico`)
+    t.equal(icon?.status(), 200)
+    t.match(icon?.headers()['content-type'], /^image\//, 'the favicon is an image')
+    t.same(errors, [], 'no page errors (CSP included)')
+  })
 }
