@@ -8,10 +8,12 @@
 //   npm run clients -- rotate <client_id>
 //   npm run clients -- create-key --name "CRM sync" --scopes read:leads
 //   npm run clients -- list-keys | revoke-key <key_id>
+//   npm run clients -- forget-pepper   (the pepper is lost for good: the next server makes a new one)
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import { type ClientAdmin, createApiKey, createClient, rotateClient } from '../plugins/auth/admin.js'
 import { ClientsRepository } from '../plugins/auth/clients.js'
+import { forgetPepper } from '../plugins/auth/secrets.js'
 import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
 import { commandLine, runCli, UsageError } from './cli.js'
@@ -26,6 +28,8 @@ const usage = `usage: npm run clients -- <command>
                                     accepts API keys yet: the spec lists the ApiKey scheme on none
   list-keys                         list API keys
   revoke-key KEY_ID                 revoke an API key
+  forget-pepper                     only when the secret pepper is lost for good: the database forgets it,
+                                    the next server start makes a new one; then rotate every client
   ${NEW_DATABASE_USAGE}
 scopes: read:projects, read:leads, write:leads`
 
@@ -53,10 +57,26 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig()
   const newDatabase = values['new-database'] === true
   const store = await openServerStore(config, newDatabase)
+  if (command === 'forget-pepper') {
+    // Before the pepper is loaded: this is for a database whose pepper is gone.
+    try {
+      const forgot = await forgetPepper(store.db)
+      process.stdout.write(
+        forgot
+          ? 'The database no longer checks the secret pepper. The next server start uses the pepper it finds, or makes a new one;\n' +
+              'every client secret and API key made with the old pepper fails: give each client a new secret (npm run clients -- rotate CLIENT_ID)\n' +
+              'and each API key a new one (create-key, then revoke-key the old).\n'
+          : 'The database held no check of a secret pepper: nothing to forget.\n',
+      )
+      return 0
+    } finally {
+      await store.close()
+    }
+  }
   const spec = new Spec(loadSpec())
   let admin: ClientAdmin
   try {
-    admin = { clients: new ClientsRepository(store.db), pepper: serverPepper(config, newDatabase), scopes: spec.scopes }
+    admin = { clients: new ClientsRepository(store.db), pepper: await serverPepper(store, config, newDatabase), scopes: spec.scopes }
   } catch (err) {
     await store.close()
     throw err

@@ -3,7 +3,7 @@
 // one there would give the operator a database (or key) the server never reads, so the CLIs
 // create nothing unless told to with --new-database (a new installation set up before its first start).
 import type { Config } from '../config.js'
-import { loadPepper } from '../plugins/auth/secrets.js'
+import { databasePepper } from '../plugins/auth/secrets.js'
 import { type MigrationReport, snapshotBeforeMigrating } from '../plugins/backup/premigration.js'
 import { openStore, type Store } from '../plugins/store/open.js'
 import { checkOwnership, MissingDataFile } from '../plugins/store/private-files.js'
@@ -31,9 +31,10 @@ export async function openServerStore(config: Config, newDatabase: boolean): Pro
   }
 }
 
-export function serverPepper(config: Config, newDatabase: boolean): string {
+/** The server's pepper, checked against the database (plugins/auth/secrets.ts databasePepper). */
+export async function serverPepper(store: Store, config: Config, newDatabase: boolean): Promise<string> {
   try {
-    return loadPepper(config, newDatabase)
+    return await databasePepper(store.db, config, newDatabase)
   } catch (err) {
     throw explained(err)
   }

@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
   const newDatabase = values['new-database'] === true
   const store = await openServerStore(config, newDatabase)
   try {
-    return await run(command, values, new Privacy(store, serverPepper(config, newDatabase)), store)
+    return await run(command, values, new Privacy(store, await serverPepper(store, config, newDatabase)), store)
   } finally {
     await store.close()
   }

@@ -73,6 +73,7 @@ const MIGRATIONS = [
   '006_personal_data',
   '007_email_channel',
   '008_erasure_position',
+  '009_key_checks',
 ]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()

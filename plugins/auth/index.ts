@@ -26,7 +26,7 @@ import {
   tokenFailureHint,
   tokenTimesProblem,
 } from './rules.js'
-import { hashSecret, loadPepper, secretMatches } from './secrets.js'
+import { databasePepper, hashSecret, secretMatches } from './secrets.js'
 import { type VerifiedToken, VerifiedTokens } from './verified-tokens.js'
 
 export interface Principal {
@@ -119,7 +119,7 @@ const authenticatedByTheEndpoint: SecurityHandler = async () => {}
 export default fp<{ config: Config }>(
   async (app, { config }) => {
     const clients = new ClientsRepository(app.store.db)
-    const pepper = loadPepper(config)
+    const pepper = await databasePepper(app.store.db, config)
     const admin: ClientAdmin = { clients, pepper, scopes: app.spec.scopes }
     const key = loadSigningKey(config)
     const issuer = config.publicBaseUrl

@@ -3,7 +3,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Kysely } from 'kysely'
+import { ConfigError } from '../../config.js'
 import { MissingDataFile, privateDir, privateFile, writePrivateFile } from '../store/private-files.js'
+import type { Database } from '../store/schema.js'
 
 export const newSecret = (): string => randomBytes(32).toString('base64url')
 export const newClientId = (): string => `cl_${randomBytes(12).toString('base64url')}`
@@ -50,4 +53,69 @@ export function keptValue(dataDir: string, name: string, create: () => string, m
 
 export function loadPepper(config: { dataDir: string; secretPepper: string | undefined }, mayCreate = true): string {
   return config.secretPepper ?? keptValue(config.dataDir, 'secret-pepper', () => randomBytes(32).toString('base64url'), mayCreate)
+}
+
+const PEPPER_CHECK = 'secret-pepper'
+
+/** What the database keeps of the pepper: a keyed hash of a fixed text under it (the pepper cannot be had from it). */
+const pepperCheck = (pepper: string): string => hashSecret(pepper, 'studio-api: the pepper of this database')
+
+/** Where the pepper comes from, for messages. */
+const pepperSource = (config: { dataDir: string; secretPepper: string | undefined }): string =>
+  config.secretPepper !== undefined ? 'SECRET_PEPPER' : join(config.dataDir, 'keys', 'secret-pepper')
+
+const LOST_FOR_GOOD =
+  'If it is lost for good, so is every client secret and API key: run `npm run clients -- forget-pepper`, start the server ' +
+  '(it makes a new pepper), then give each client a new secret with `npm run clients -- rotate CLIENT_ID` and each API key a new one'
+
+/**
+ * The pepper, checked against the database: the database keeps a check value of the pepper its
+ * client secrets and API keys were hashed with (recorded by the first server or command that uses
+ * it). Another pepper (a key file lost and made again, an instance given another SECRET_PEPPER)
+ * would fail every client's authentication, silently; this refuses instead (a ConfigError: the
+ * server exits with EX_CONFIG), saying what to do.
+ * With a check recorded, a missing key file is never made again (`mayCreate` applies only to a
+ * database that has none).
+ */
+export async function databasePepper(
+  db: Kysely<Database>,
+  config: { dataDir: string; secretPepper: string | undefined },
+  mayCreate = true,
+): Promise<string> {
+  const recorded = async () =>
+    (await db.selectFrom('key_checks').select('value').where('name', '=', PEPPER_CHECK).executeTakeFirst())?.value
+  const before = await recorded()
+  let pepper: string
+  try {
+    pepper = loadPepper(config, mayCreate && before === undefined)
+  } catch (err) {
+    if (!(err instanceof MissingDataFile) || before === undefined) throw err
+    throw new ConfigError(
+      `${pepperSource(config)} is missing, but this database's client secrets and API keys were hashed with it: ` +
+        `restore it from a backup (npm run restore, or copy the file back), or set SECRET_PEPPER to the value it had. ${LOST_FOR_GOOD}`,
+    )
+  }
+  const check = pepperCheck(pepper)
+  if (before === undefined) {
+    await db
+      .insertInto('key_checks')
+      .values({ name: PEPPER_CHECK, value: check })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute()
+  }
+  // Read again: an instance starting at the same moment with another pepper may have recorded its own first.
+  if ((await recorded()) !== check) {
+    throw new ConfigError(
+      `${pepperSource(config)} is not the pepper this database's client secrets and API keys were hashed with: every client ` +
+        'would fail to authenticate. Give every instance the same SECRET_PEPPER (or none, on the embedded default), or restore ' +
+        `the key file the database was used with. ${LOST_FOR_GOOD}`,
+    )
+  }
+  return pepper
+}
+
+/** Forgets the pepper's check value (`clients forget-pepper`): the next server records the pepper it has. */
+export async function forgetPepper(db: Kysely<Database>): Promise<boolean> {
+  const res = await db.deleteFrom('key_checks').where('name', '=', PEPPER_CHECK).executeTakeFirst()
+  return Number(res.numDeletedRows) > 0
 }

@@ -203,6 +203,17 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('lead_erasures').addColumn('seq', 'integer').execute()
       },
     },
+    // What the database remembers of the keys its data depends on, without the keys: a check
+    // value of the secret pepper its client secrets and API keys are hashed with (plugins/auth).
+    '009_key_checks': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('key_checks')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .execute()
+      },
+    },
   }
 }
 

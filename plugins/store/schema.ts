@@ -136,6 +136,12 @@ export interface WebhookDeliveriesTable {
   created_at: string
 }
 
+/** A check value of a key the data depends on (never the key): `secret-pepper` (plugins/auth/secrets.ts). */
+export interface KeyChecksTable {
+  name: string
+  value: string
+}
+
 export interface Database {
   clients: ClientsTable
   api_keys: ApiKeysTable
@@ -147,4 +153,5 @@ export interface Database {
   webhook_events: WebhookEventsTable
   webhook_deliveries: WebhookDeliveriesTable
   lead_erasures: LeadErasuresTable
+  key_checks: KeyChecksTable
 }

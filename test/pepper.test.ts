@@ -1,0 +1,130 @@
+// The secret pepper and the database: client secrets and API keys are stored as HMACs under the
+// pepper, so a server with another pepper (a lost key file made again, an instance given another
+// SECRET_PEPPER) would answer invalid_client to every client. It refuses to start instead, saying
+// what to do; a pepper lost for good is forgotten on purpose (clients forget-pepper), and every
+// client then gets a new secret. On the embedded default and on PostgreSQL.
+import { execFile } from 'node:child_process'
+import { copyFileSync, existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { buildApp } from '../app.js'
+import { type Config, createConfig, projectRoot } from '../config.js'
+import { basic, newClient, storageConfig } from './helpers/app.js'
+import { field, run } from './helpers/cli.js'
+import { testdir } from './helpers/folders.js'
+
+const tokenStatus = async (app: FastifyInstance, id: string, secret: string): Promise<number> =>
+  (
+    await app.inject({
+      method: 'POST',
+      url: '/api/token',
+      headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=client_credentials',
+    })
+  ).statusCode
+
+/** Starts an app on the configuration; closed at the end of the test. */
+async function started(t: Test, config: Config): Promise<FastifyInstance> {
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/** The server, as a process, on this storage: it must refuse to start. Its exit code and stderr. */
+function refused(config: Config, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'server.ts'],
+      {
+        cwd: projectRoot,
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          DATA_DIR: config.dataDir,
+          PORT: '0',
+          LOG_LEVEL: 'warn',
+          ...(config.databaseUrl && { DATABASE_URL: config.databaseUrl }),
+          ...env,
+        },
+      },
+      (err, _stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr: String(stderr) }),
+    )
+  })
+}
+
+t.test('the key file lost: refused, nothing made again; restored: the old secrets work', async (t) => {
+  const dataDir = testdir(t, {})
+  const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)) })
+  const pepperFile = join(dataDir, 'keys', 'secret-pepper')
+  const first = await started(t, config)
+  const client = await newClient(first, ['read:projects'])
+  t.equal(await tokenStatus(first, client.client_id, client.client_secret), 200)
+  await first.close()
+
+  copyFileSync(pepperFile, join(dataDir, 'pepper.saved'))
+  rmSync(pepperFile)
+  const start = await refused(config)
+  t.equal(start.code, 78, 'the server stops with EX_CONFIG')
+  const message = start.stderr
+  t.match(message, `${pepperFile} is missing, but this database's client secrets and API keys were hashed with it`)
+  t.match(message, /restore it from a backup/)
+  t.match(message, /npm run clients -- forget-pepper/, 'and what to do if it is lost for good')
+  t.notOk(existsSync(pepperFile), 'no new pepper was made')
+  const cli = await run('clients', ['list'], config)
+  t.not(cli.code, 0, 'the CLI refuses too')
+
+  copyFileSync(join(dataDir, 'pepper.saved'), pepperFile)
+  const again = await started(t, config)
+  t.equal(await tokenStatus(again, client.client_id, client.client_secret), 200, 'restored: the old secret authenticates')
+})
+
+t.test('instances with different SECRET_PEPPERs on one database: the second is refused', async (t) => {
+  const storage = await storageConfig(t)
+  const dataDir = testdir(t, {})
+  const a = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: 'a'.repeat(43) })
+  const b = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: 'b'.repeat(43) })
+  const first = await started(t, a)
+  const client = await newClient(first, ['read:projects'])
+  await first.close()
+  const start = await refused(b, { SECRET_PEPPER: 'b'.repeat(43) })
+  t.equal(start.code, 78, 'the server stops with EX_CONFIG')
+  const message = start.stderr
+  t.match(message, /SECRET_PEPPER is not the pepper this database's client secrets and API keys were hashed with/)
+  t.notMatch(message, /a{43}|b{43}/, 'no pepper in the message')
+  const created = await run('clients', ['create', '--name', 'wrong pepper', '--scopes', 'read:projects'], b, {
+    SECRET_PEPPER: 'b'.repeat(43),
+  })
+  t.not(created.code, 0, 'the CLI with the other pepper creates nothing')
+  t.match(created.stderr, /is not the pepper this database/)
+  const same = await started(t, a)
+  t.equal(await tokenStatus(same, client.client_id, client.client_secret), 200, 'the right pepper still starts and authenticates')
+})
+
+t.test('a pepper lost for good: forget-pepper, a new pepper, each client rotated', async (t) => {
+  const dataDir = testdir(t, {})
+  const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)) })
+  const pepperFile = join(dataDir, 'keys', 'secret-pepper')
+  const first = await started(t, config)
+  const client = await newClient(first, ['read:projects'])
+  await first.close()
+  rmSync(pepperFile)
+  t.equal((await refused(config)).code, 78)
+
+  const forgot = await run('clients', ['forget-pepper'], config)
+  t.equal(forgot.code, 0, forgot.stderr)
+  t.match(forgot.stdout, /no longer checks the secret pepper/)
+  t.match(forgot.stdout, /npm run clients -- rotate CLIENT_ID/)
+  const app = await started(t, config)
+  t.ok(existsSync(pepperFile), 'the server made a new pepper')
+  t.equal(await tokenStatus(app, client.client_id, client.client_secret), 401, 'the old secret fails, as it must')
+  const rotated = await run('clients', ['rotate', client.client_id], config)
+  t.equal(rotated.code, 0, rotated.stderr)
+  t.equal(await tokenStatus(app, client.client_id, field(rotated.stdout, 'client_secret')), 200, 'a new secret works')
+  const twice = await run('clients', ['forget-pepper'], config)
+  t.equal(twice.code, 0)
+  t.notMatch(twice.stdout, /nothing to forget/, 'the new pepper was recorded at start')
+})
