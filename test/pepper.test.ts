@@ -56,14 +56,19 @@ function refused(config: Config, env: Record<string, string> = {}): Promise<{ co
   })
 }
 
-t.test('the key file lost: refused, nothing made again; restored: the old secrets work', async (t) => {
+/** A server's storage with its pepper in the data folder, one client made there, the server stopped. */
+async function storageWithClient(t: Test) {
   const dataDir = testdir(t, {})
   const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)) })
-  const pepperFile = join(dataDir, 'keys', 'secret-pepper')
   const first = await started(t, config)
   const client = await newClient(first, ['read:projects'])
-  t.equal(await tokenStatus(first, client.client_id, client.client_secret), 200)
+  t.equal(await tokenStatus(first, client.client_id, client.client_secret), 200, 'the client authenticates')
   await first.close()
+  return { dataDir, config, client, pepperFile: join(dataDir, 'keys', 'secret-pepper') }
+}
+
+t.test('the key file lost: refused, nothing made again; restored: the old secrets work', async (t) => {
+  const { dataDir, config, client, pepperFile } = await storageWithClient(t)
 
   copyFileSync(pepperFile, join(dataDir, 'pepper.saved'))
   rmSync(pepperFile)
@@ -105,12 +110,7 @@ t.test('instances with different SECRET_PEPPERs on one database: the second is r
 })
 
 t.test('a pepper lost for good: forget-pepper, a new pepper, each client rotated', async (t) => {
-  const dataDir = testdir(t, {})
-  const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)) })
-  const pepperFile = join(dataDir, 'keys', 'secret-pepper')
-  const first = await started(t, config)
-  const client = await newClient(first, ['read:projects'])
-  await first.close()
+  const { config, client, pepperFile } = await storageWithClient(t)
   rmSync(pepperFile)
   t.equal((await refused(config)).code, 78)
 
@@ -127,4 +127,29 @@ t.test('a pepper lost for good: forget-pepper, a new pepper, each client rotated
   const twice = await run('clients', ['forget-pepper'], config)
   t.equal(twice.code, 0)
   t.notMatch(twice.stdout, /nothing to forget/, 'the new pepper was recorded at start')
+})
+
+t.test('a snapshot of a server whose pepper is SECRET_PEPPER, restored: refused without it, the old secret works with it', async (t) => {
+  // The embedded default (backups are of its SQLite folder), whichever store the suite runs on.
+  const root = testdir(t, {})
+  const pepper = 'p'.repeat(43)
+  const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', secretPepper: pepper })
+  const first = await started(t, source)
+  const client = await newClient(first, ['read:projects'])
+  await first.close()
+  const made = await run('backup', ['backup', '--to', join(root, 'backups')], source, { SECRET_PEPPER: pepper })
+  t.equal(made.code, 0, made.stderr)
+  t.match(made.stdout + made.stderr, /SECRET_PEPPER/, 'the backup says the pepper is not in it')
+  const path = /^backup: (\S+)/m.exec(made.stdout)?.[1] ?? ''
+
+  const into = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
+  const restored = await run('backup', ['restore', '--from', path], into)
+  t.equal(restored.code, 0, restored.stderr)
+  const start = await refused(into)
+  t.equal(start.code, 78, 'restored without SECRET_PEPPER, the server stops with EX_CONFIG')
+  t.match(start.stderr, `${join(into.dataDir, 'keys', 'secret-pepper')} is missing`)
+  t.match(start.stderr, /set SECRET_PEPPER to the value it had/)
+  t.notOk(existsSync(join(into.dataDir, 'keys', 'secret-pepper')), 'and made no pepper of its own')
+  const app = await started(t, { ...into, secretPepper: pepper })
+  t.equal(await tokenStatus(app, client.client_id, client.client_secret), 200, 'with SECRET_PEPPER, the old secret authenticates')
 })

@@ -5,7 +5,6 @@
 // Log lines carry counts, never a lead's data.
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { loadPepper } from '../auth/secrets.js'
 import { Privacy } from './privacy.js'
 
 declare module 'fastify' {
@@ -24,7 +23,8 @@ export interface PrivacyOptions {
 
 export default fp<PrivacyOptions>(
   async (app, { config, everyMs = RETENTION_CHECK_MS }) => {
-    const privacy = new Privacy(app.store, loadPepper(config))
+    // The pepper auth checked against the database (plugins/auth/secrets.ts databasePepper).
+    const privacy = new Privacy(app.store, app.auth.admin.pepper)
     const policy = { leadsDays: config.leadsRetentionDays, payloadDays: config.webhookPayloadRetentionDays }
     let running: Promise<void> | undefined
     let closing = false
@@ -55,5 +55,5 @@ export default fp<PrivacyOptions>(
     })
     app.decorate('privacy', privacy)
   },
-  { name: 'privacy', fastify: '5.x', dependencies: ['store', 'leads', 'webhooks'] },
+  { name: 'privacy', fastify: '5.x', dependencies: ['store', 'auth', 'leads', 'webhooks'] },
 )
