@@ -192,7 +192,7 @@ async function seed(dataDir: string): Promise<void> {
     import('../plugins/leads/repository.js'),
   ])
   const store = await openStore({ dataDir, databaseUrl: undefined, dbPoolMax: 1 })
-  const leads = new LeadsRepository(store.db, store.dialect)
+  const leads = new LeadsRepository(store)
   try {
     const base = Date.now() - LEADS * 1000
     for (let from = 0; from < LEADS; from += 2000) {

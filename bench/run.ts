@@ -719,7 +719,7 @@ async function seedLeadLog(dataDir: string, count: number): Promise<void> {
     import('../plugins/leads/repository.js'),
   ])
   const store = await openStore({ dataDir, databaseUrl: undefined, dbPoolMax: 1 })
-  const leads = new LeadsRepository(store.db, store.dialect)
+  const leads = new LeadsRepository(store)
   try {
     const base = Date.now() - count * 1000
     for (let from = 0; from < count; from += 2000) {

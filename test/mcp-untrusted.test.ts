@@ -36,7 +36,7 @@ t.test('recent_leads: leads as JSON lines under an untrusted-data notice, whatev
   const { app, base } = l
 
   // One lead stored as an older version stored it: straight into the repository, past intake.
-  await new LeadsRepository(app.store.db, app.store.dialect).insertBatch(
+  await new LeadsRepository(app.store).insertBatch(
     [{ id: randomUUID(), fields: legacy, received_at: new Date().toISOString(), client_id: null }],
     new Map(),
     idempotencyCutoff(),

@@ -3,16 +3,14 @@
 // receiver; purge and retention, and the cut-off's edge; the outbox's payload retention.
 // The bytes left in the SQLite files and kill -9 during an erasure: privacy-files.test.ts.
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
 import { loadPepper } from '../plugins/auth/secrets.js'
 import { LeadsRepository, type NewLead } from '../plugins/leads/repository.js'
 import { cutoffOf, Privacy } from '../plugins/privacy/privacy.js'
-import type { Dialect } from '../plugins/store/migrations.js'
-import type { Database } from '../plugins/store/schema.js'
+import type { Store } from '../plugins/store/open.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
-import { writeEvents } from '../plugins/webhooks/repository.js'
+import { eventStatements } from '../plugins/webhooks/repository.js'
 import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
 import { type Run, run } from './helpers/cli.js'
 import { captureLog } from './helpers/log.js'
@@ -27,12 +25,10 @@ const ok = (t: Test, r: Run, what: string) => t.equal(r.code, 0, `${what}: ${r.s
 const ofType = (type: string) => (d: Delivery[]) => d.filter((x) => x.event.type === type)
 
 /** Leads stored as if received at the given times, with their outbox events (as the app's listener writes them). */
-async function storeAt(store: { db: Kysely<Database>; dialect: Dialect }, leads: NewLead[]): Promise<void> {
-  const repo = new LeadsRepository(store.db, store.dialect, [
+async function storeAt(store: Store, leads: NewLead[]): Promise<void> {
+  const repo = new LeadsRepository(store, [
     {
-      inTransaction: async (trx, stored) => {
-        await writeEvents(trx, stored.map(leadReceived))
-      },
+      inTransaction: (batch, values) => eventStatements({ dialect: store.dialect, values }, batch.map(leadReceived), true),
     },
   ])
   await repo.insertBatch(leads, new Map(), new Date().toISOString())

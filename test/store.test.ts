@@ -12,7 +12,7 @@ import { migrator } from '../plugins/store/migrations.js'
 import { connect, openStore, type Store } from '../plugins/store/open.js'
 import { StatementCache } from '../plugins/store/watched.js'
 import { leadReceived } from '../plugins/webhooks/events.js'
-import { EMAIL_ENDPOINT_ID, WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
+import { EMAIL_ENDPOINT_ID, eventStatements, WebhooksRepository, writeEvents } from '../plugins/webhooks/repository.js'
 import { freshSchemaUrl } from './helpers/app.js'
 import { testdir } from './helpers/folders.js'
 import { requirePart } from './helpers/processes.js'
@@ -59,7 +59,7 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
 /** The store is the connection; each feature's repository is built over it. */
 const repositories = (store: Store) => ({
   clients: new ClientsRepository(store.db),
-  leads: new LeadsRepository(store.db, store.dialect),
+  leads: new LeadsRepository(store),
   catalogue: new CatalogueRepository(store.db),
   webhooks: new WebhooksRepository(store.db, store.dialect),
 })
@@ -207,7 +207,11 @@ for (const backend of backends) {
 
     t.test('leads: batches, commit order, paging, idempotency claims', async (t) => {
       const none = await store.leads.insertBatch([lead('l1', 1), lead('l2', 2, null)], new Map(), at(0))
-      t.equal(none.size, 0)
+      t.equal(none.lost.size, 0)
+      t.same(
+        none.stored.map((l) => l.id),
+        ['l1', 'l2'],
+      )
       await store.leads.insertBatch([lead('l3', 3)], new Map(), at(0))
       t.equal(await store.leads.count(), 3)
       const all = await store.leads.page(0, 10)
@@ -235,14 +239,15 @@ for (const backend of backends) {
         created_at: at(s),
       })
       const won = await store.leads.insertBatch([lead('l4', 10)], new Map([['l4', claim('l4', 'k1', 'h1', 10)]]), at(0))
-      t.equal(won.size, 0)
+      t.equal(won.lost.size, 0)
       const lost = await store.leads.insertBatch([lead('l5', 11)], new Map([['l5', claim('l5', 'k1', 'h2', 11)]]), at(0))
-      t.same([...lost], ['l5'], 'a live key is not claimed twice')
+      t.same([...lost.lost], ['l5'], 'a live key is not claimed twice')
+      t.same(lost.stored, [])
       t.equal(await store.leads.seqOf('l5'), undefined, 'the losing lead was not stored')
       t.match(await store.leads.findIdempotency('client:cl_a', 'k1', at(0)), { body_hash: 'h1', lead_id: 'l4', received_at: at(10) })
       // An expired key (created before the cutoff) is claimed again.
       const again = await store.leads.insertBatch([lead('l6', 30)], new Map([['l6', claim('l6', 'k1', 'h3', 30)]]), at(20))
-      t.equal(again.size, 0, 'an expired key is reclaimed')
+      t.equal(again.lost.size, 0, 'an expired key is reclaimed')
       t.match(await store.leads.findIdempotency('client:cl_a', 'k1', at(20)), { body_hash: 'h3', lead_id: 'l6' })
       t.equal(await store.leads.findIdempotency('client:cl_a', 'k1', at(31)), undefined, 'past the window the key is gone')
       t.equal(await store.leads.sweepIdempotency(at(31)), 1)
@@ -252,65 +257,107 @@ for (const backend of backends) {
       t.equal(await store.leads.seqOf('l7'), undefined, 'no part of a failed batch is visible')
     })
 
-    t.test('leads: listeners run in the batch transaction, with the stored leads only', async (t) => {
-      const seen: { inside: string[][]; after: string[][] } = { inside: [], after: [] }
+    t.test('leads: listeners write in the batch transaction, about the stored leads only', async (t) => {
+      const seen: string[][] = []
       let fail = false
       const listener: LeadListener = {
-        async inTransaction(trx, stored) {
-          seen.inside.push(stored.map((l) => l.id))
-          await writeEvents(trx, stored.map(leadReceived))
-          if (fail) throw new Error('listener failed')
+        inTransaction(leads, values) {
+          seen.push(leads.map((l) => l.id))
+          const events = eventStatements({ dialect: connection.dialect, values }, leads.map(leadReceived), true)
+          return fail ? [...events, sql`select * from no_such_table`] : events
         },
-        afterCommit: (stored) => seen.after.push(stored.map((l) => l.id)),
+        afterCommit: () => t.fail('afterCommit is the caller’s (the writer’s) to run'),
       }
-      const repo = new LeadsRepository(store.db, connection.dialect, [listener])
+      const repo = new LeadsRepository(connection, [listener])
       const claim = { owner: 'client:cl_l', key: 'lk', body_hash: 'h', lead_id: 'lst-1', created_at: at(50) }
       await repo.insertBatch([lead('lst-1', 50)], new Map([['lst-1', claim]]), at(0))
-      const lost = await repo.insertBatch(
+      const batch = await repo.insertBatch(
         [lead('lst-2', 51), lead('lst-3', 52)],
         new Map([['lst-2', { ...claim, lead_id: 'lst-2', body_hash: 'h2' }]]),
         at(0),
       )
-      t.same([...lost], ['lst-2'])
-      t.same(seen.inside, [['lst-1'], ['lst-3']], 'the listener sees the leads stored, never an idempotency loser')
-      t.same(seen.after, [], 'afterCommit is the caller’s (the writer’s) to run')
+      t.same([...batch.lost], ['lst-2'])
+      t.same(
+        batch.stored.map((l) => l.id),
+        ['lst-3'],
+      )
+      t.same(seen, [['lst-1'], ['lst-2', 'lst-3']], 'the listener is given the batch, its claims undecided')
+      t.equal(batch.results.length, 1, 'one list of results per listener')
+      t.equal(batch.results[0]?.length, connection.dialect === 'postgres' ? 1 : 2, 'one result per statement it gave')
+      t.equal(batch.results[0]?.at(-1)?.rowCount, 0, 'no endpoint: no delivery')
       const events = await store.db.selectFrom('webhook_events').select(['payload']).execute()
       const leadIds = events.map((e) => (JSON.parse(e.payload) as { data: { id: string } }).data.id)
-      t.same(leadIds.sort(), ['lst-1', 'lst-3'], 'one event per stored lead, committed with it')
+      t.same(leadIds.sort(), ['lst-1', 'lst-3'], 'one event per stored lead, committed with it, none for the idempotency loser')
 
       fail = true
-      await t.rejects(repo.insertBatch([lead('lst-4', 53)], new Map(), at(0)), /listener failed/)
-      t.equal(await repo.seqOf('lst-4'), undefined, 'a failing listener stores nothing of the batch')
+      await t.rejects(repo.insertBatch([lead('lst-4', 53)], new Map(), at(0)), /no_such_table/)
+      t.equal(await repo.seqOf('lst-4'), undefined, 'a failing listener statement stores nothing of the batch')
       t.equal((await store.db.selectFrom('webhook_events').select('id').execute()).length, 2, 'and none of its events')
       await store.db.deleteFrom('webhook_events').execute()
+    })
+
+    t.test('leads: values of any text travel intact through a batch', async (t) => {
+      // Quotes, backslashes, dollar quotes (PostgreSQL's literals), SQL, JSON escapes, every plane, line
+      // separators, and lone surrogates (not UTF-16 text).
+      const odd = `O'Brien \\ \\' " \\u0000 ; drop table leads; -- $1 $studio$ $$ ? 漢字 🏛️ \u2028 \\x`
+      const stored = await store.leads.insertBatch(
+        [
+          {
+            id: 'odd-1',
+            fields: { name: odd, email: 'odd@example.com', phone: '+1 555 0100', note: 'a\nb\tc' },
+            received_at: at(70),
+            client_id: "cl_'x",
+          },
+        ],
+        new Map([['odd-1', { owner: `client:o'b\\`, key: `k'\\"`, body_hash: 'h', lead_id: 'odd-1', created_at: at(70) }]]),
+        at(0),
+      )
+      t.same(stored.lost.size, 0)
+      const [row] = (await store.leads.page(0, 1000)).filter((l) => l.id === 'odd-1')
+      t.same(row?.fields, { name: odd, email: 'odd@example.com', phone: '+1 555 0100', note: 'a\nb\tc' }, 'the fields, byte for byte')
+      t.equal(row?.client_id, "cl_'x")
+      t.match(await store.leads.findIdempotency(`client:o'b\\`, `k'\\"`, at(0)), { lead_id: 'odd-1', body_hash: 'h' })
+      // A lone surrogate fails no batch: in the fields (a JSON document) it is kept as its JSON
+      // escape and reads back as given; in a column of its own it becomes U+FFFD.
+      const lonely = { name: 'Lone \ud800 surrogate', email: 'l@example.com', phone: '+1 555 0101' }
+      await store.leads.insertBatch([{ ...lead('odd-2', 71), fields: lonely, client_id: 'cl_\udc00' }], new Map(), at(0))
+      const [lone] = (await store.leads.page(0, 1000)).filter((l) => l.id === 'odd-2')
+      t.same(lone?.fields, lonely, 'the fields read back as given')
+      t.equal(lone?.client_id, 'cl_\ufffd', 'a lone surrogate in a column is stored as U+FFFD')
+      await store.db.deleteFrom('idempotency_keys').where('lead_id', '=', 'odd-1').execute()
+      await store.db.deleteFrom('leads').where('id', 'in', ['odd-1', 'odd-2']).execute()
     })
 
     t.test('leads: two writers on one database; the log only ever grows at its end', async (t) => {
       // Two instances (two connections) commit leads while a reader pages the log with a cursor,
       // as a consumer of GET /leads.json?after= does. Writer A's batch is held open inside its
-      // transaction (a listener that waits) while writer B commits its own. Whatever the reader
-      // saw at any moment must be a prefix of the final log: a lead appearing before one already
-      // seen would be skipped for good by a reader that has moved its cursor past it.
+      // transaction (a listener's statement that sleeps, after A's insert has drawn its seq) while
+      // writer B commits its own. Whatever the reader saw at any moment must be a prefix of the
+      // final log: a lead appearing before one already seen would be skipped for good by a reader
+      // that has moved its cursor past it.
       const other = await openStore(config)
       t.teardown(() => other.close())
-      let release = () => {}
-      const gate = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let entered = () => {}
-      const inside = new Promise<void>((resolve) => {
-        entered = resolve
-      })
       const holding: LeadListener = {
-        async inTransaction() {
-          entered()
-          await gate
-        },
+        inTransaction: () => [
+          connection.dialect === 'postgres'
+            ? sql`select pg_sleep(0.5)`
+            : sql`with recursive r(n) as (select 1 union all select n + 1 from r where n < 2000000) select count(*) from r`,
+        ],
       }
       const before = (await store.leads.page(0, 1000)).map((l) => l.id)
-      const a = new LeadsRepository(store.db, connection.dialect, [holding]).insertBatch([lead('order-a', 60)], new Map(), at(0))
-      await inside
-      const b = new LeadsRepository(other.db, other.dialect).insertBatch([lead('order-b', 61)], new Map(), at(0))
+      const a = new LeadsRepository(connection, [holding]).insertBatch([lead('order-a', 60)], new Map(), at(0))
+      // A is inside its transaction, its lead inserted, once its sleep runs (PostgreSQL; SQLite's
+      // write lock orders the two whatever the timing).
+      if (connection.dialect === 'postgres') {
+        for (let i = 0; i < 200; i++) {
+          const active = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where state = 'active' and query like '%pg_sleep(0.5)%' and pid <> pg_backend_pid()`.execute(other.db)
+          if ((active.rows[0]?.n ?? 0) > 0) break
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      const b = new LeadsRepository(other).insertBatch([lead('order-b', 61)], new Map(), at(0))
       const seen: string[][] = []
       const look = async () => seen.push((await store.leads.page(0, 1000)).map((l) => l.id).slice(before.length))
       // B has had time to commit if nothing holds it back (250 ms is ages for one INSERT).
@@ -318,7 +365,6 @@ for (const backend of backends) {
         await new Promise((resolve) => setTimeout(resolve, 50))
         await look()
       }
-      release()
       await Promise.all([a, b])
       await look()
       const final = seen[seen.length - 1] ?? []
@@ -344,7 +390,7 @@ for (const backend of backends) {
       await wh.setDisabled('we_b', { at: at(4), reason: 'answered 410 Gone' })
       const events = ['w1', 'w2', 'w3'].map((id, i) => leadReceived(lead(id, 60 + i) as NewLead))
       t.equal(
-        await store.db.transaction().execute((trx) => writeEvents(trx, events)),
+        await store.db.transaction().execute((trx) => writeEvents(trx, connection, events)),
         3,
         'one delivery per event for the one subscribed, enabled endpoint',
       )
@@ -352,6 +398,7 @@ for (const backend of backends) {
         await store.db.transaction().execute((trx) =>
           writeEvents(
             trx,
+            connection,
             [leadReceived(lead('w0', 59) as NewLead)].map((e) => ({ ...e, type: 'nobody.listens' })),
           ),
         ),
@@ -457,7 +504,7 @@ for (const backend of backends) {
         created_at: at(500),
       })
       const gone = leadReceived(lead('w-erased', 70) as NewLead)
-      await store.db.transaction().execute((trx) => writeEvents(trx, [gone]))
+      await store.db.transaction().execute((trx) => writeEvents(trx, connection, [gone]))
       t.same(await wh.eventsOfLead('w-erased'), [gone.id])
       t.match(await wh.delivery(EMAIL_ENDPOINT_ID, gone.id), { status: 'pending' }, 'an email delivery per lead')
       await store.db.deleteFrom('webhook_events').where('lead_id', '=', 'w-erased').execute()
@@ -491,7 +538,7 @@ for (const backend of backends) {
       )
       const up = await (await migrator(old.db as never, old.dialect)).migrateToLatest()
       t.error(up.error)
-      const [row] = await new LeadsRepository(old.db, old.dialect).page(0, 10)
+      const [row] = await new LeadsRepository(old).page(0, 10)
       t.same(row?.fields, { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }, 'the fields, intact')
       t.equal(row?.id, 'old-1')
       t.equal(row?.received_at, at(1))

@@ -8,7 +8,7 @@
 import fp from 'fastify-plugin'
 import type { components } from '../../generated/openapi.js'
 import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter, textKinds } from './intake.js'
-import { type LeadFields, type LeadListener, type LeadRecord, LeadsRepository, type NewLead } from './repository.js'
+import { type LeadFields, type LeadListener, type LeadRecord, LeadsRepository, type NewLead, type StoredBatch } from './repository.js'
 import { LeadWriter } from './writer.js'
 
 export type LeadLogEntry = components['schemas']['LeadLogEntry']
@@ -51,12 +51,12 @@ const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000
 export default fp(
   async (app) => {
     const listeners: LeadListener[] = []
-    const repository = new LeadsRepository(app.store.db, app.store.dialect, listeners)
-    const afterCommit = (stored: NewLead[]) => {
+    const repository = new LeadsRepository(app.store, listeners)
+    const afterCommit = ({ stored, results }: StoredBatch) => {
       app.metrics.leadsStored.inc(stored.length)
-      for (const listener of listeners) {
+      for (const [i, listener] of listeners.entries()) {
         try {
-          listener.afterCommit?.(stored)
+          listener.afterCommit?.(stored, results[i] ?? [])
         } catch (err) {
           // The leads are committed and acknowledged whatever a listener does after the fact.
           app.log.error({ err: { message: (err as Error).message } }, 'a lead listener failed after the commit')

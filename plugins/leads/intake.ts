@@ -2,7 +2,7 @@
 // request_consultation (same normalisation, same idempotency, same store, same receipt).
 // It never names a field: whatever the spec's LeadFields hold is normalised, hashed and stored.
 import { createHash } from 'node:crypto'
-import { v7 as uuidv7 } from 'uuid'
+import { uuidv7 } from '../store/ids.js'
 import type { components } from '../../generated/openapi.js'
 import { AppError } from '../errors/codes.js'
 import type { LeadSource } from '../store/schema.js'

@@ -1,9 +1,11 @@
-// Leads and their idempotency keys. A batch is one transaction: many leads, one commit.
-// A lead's fields (the spec's LeadFields, whatever they are) are stored as one JSON document.
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely'
+// Leads and their idempotency keys. A batch is one transaction: many leads, one commit, one round
+// trip (store/batch.ts). A lead's fields (the spec's LeadFields, whatever they are) are stored as
+// one JSON document.
+import { type RawBuilder, type Selectable, sql } from 'kysely'
 import type { components } from '../../generated/openapi.js'
-import type { Dialect } from '../store/migrations.js'
-import type { Database, IdempotencyKeysTable, LeadSource, LeadsTable } from '../store/schema.js'
+import type { BatchResult, BatchValues } from '../store/batch.js'
+import type { Store } from '../store/open.js'
+import type { IdempotencyKeysTable, LeadSource, LeadsTable } from '../store/schema.js'
 
 export type LeadFields = components['schemas']['LeadFields']
 
@@ -23,17 +25,34 @@ export interface LeadRecord {
 export type NewLead = Omit<LeadRecord, 'seq'>
 
 /**
- * What another feature may do with a batch of leads as it is stored, without the leads feature
- * knowing that feature: `inTransaction` runs inside the batch's transaction with the leads it
- * stores (never one whose idempotency claim lost), so whatever it writes commits or rolls back
- * with them (a transactional outbox); if it throws, nothing of the batch is stored.
- * `afterCommit` runs once they are durable.
+ * What another feature writes with a batch of leads as it is stored, without the leads feature
+ * knowing that feature. `inTransaction` gives the statements (values from `values`) that run in
+ * the batch's transaction, after the leads' own insert, so that what they write commits or rolls
+ * back with the leads (a transactional outbox); if one fails, nothing of the batch is stored. The
+ * batch is one round trip, so it is built before the idempotency claims are decided: `leads` may
+ * hold a lead whose claim loses in that same transaction, which is then not stored, and the
+ * statements must write only about the leads they find in the `leads` table. `afterCommit`, for
+ * the writer to run once they are durable, gets the leads stored and what each statement returned.
  */
 export interface LeadListener {
-  inTransaction(trx: Transaction<Database>, stored: readonly NewLead[]): Promise<void>
-  afterCommit?(stored: readonly NewLead[]): void
+  inTransaction(leads: readonly NewLead[], values: BatchValues): RawBuilder<unknown>[]
+  afterCommit?(stored: readonly NewLead[], results: readonly BatchResult[]): void
 }
 export type IdempotencyClaim = IdempotencyKeysTable
+
+/** A stored batch: the leads whose claim lost to a live key (not stored), those stored, and what each listener's statements returned (in listener order). */
+export interface StoredBatch {
+  lost: Set<string>
+  stored: NewLead[]
+  results: BatchResult[][]
+}
+
+/** What the repository needs of the store. */
+export type LeadsStore = Pick<Store, 'db' | 'dialect' | 'values' | 'batch'>
+
+/** A lead as the batch's insert reads it: its row, and its idempotency claim if it has one. */
+const LEAD_COLUMNS = ['id', 'fields', 'received_at', 'client_id', 'source', 'consented_at', 'claim_owner', 'claim_key'] as const
+const CLAIM_COLUMNS = ['owner', 'claim_key', 'body_hash', 'lead_id', 'created_at'] as const
 
 export const toRecord = (row: Selectable<LeadsTable>): LeadRecord => ({
   seq: Number(row.seq),
@@ -51,69 +70,79 @@ export interface IdempotencyRecord {
   received_at: string
 }
 
-const ownerKey = (owner: string, key: string) => `${owner}\u0000${key}`
-
 export class LeadsRepository {
+  private readonly db: LeadsStore['db']
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
-    /** Run inside every batch's transaction (the list may grow after construction). */
+    private readonly store: LeadsStore,
+    /** Their statements run in every batch's transaction (the list may grow after construction). */
     private readonly listeners: readonly LeadListener[] = [],
-  ) {}
+  ) {
+    this.db = store.db
+  }
 
   /**
-   * Stores a batch of leads in one transaction. `claims` maps a lead id to its idempotency
-   * claim; such a lead is stored only if its key is free (or expired: created before
-   * `claimCutoff`). Returns the ids of the leads whose claim lost to a live key (not stored).
-   * The listeners run inside the same transaction, with the leads it stores.
+   * Stores a batch of leads in one transaction, in one round trip. `claims` maps a lead id to its
+   * idempotency claim; such a lead is stored only if its key is free (or expired: created before
+   * `claimCutoff`), which the transaction decides: the claims are written first, and a lead with
+   * one is inserted only if the key then names it. The listeners' statements follow.
    *
    * The log's order (`seq`) is its commit order, so a reader paging with a cursor never skips a
    * lead: batches commit one at a time. On SQLite the write lock does it. On PostgreSQL, where
    * instances commit concurrently and a sequence hands out `seq` before the commit, a batch
-   * holds a transaction lock of the schema's leads log from before its first write (before the
-   * idempotency claims too, so that two batches never wait for each other's rows and locks at
-   * once) until its commit: without it, a batch drawing seq 101 could commit, and be read, before
-   * one holding seq 100, which a reader past 101 would then never see.
+   * holds a transaction lock of the schema's leads log (its first statement) until its commit:
+   * without it, a batch drawing seq 101 could commit, and be read, before one holding seq 100,
+   * which a reader past 101 would then never see.
    */
-  async insertBatch(leads: NewLead[], claims: Map<string, IdempotencyClaim>, claimCutoff: string): Promise<Set<string>> {
-    const lost = new Set<string>()
-    await this.db.transaction().execute(async (trx) => {
-      if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.leads-log'))`.execute(trx)
-      if (claims.size > 0) {
-        const won = await trx
-          .insertInto('idempotency_keys')
-          .values([...claims.values()])
-          .onConflict((oc) =>
-            oc
-              .columns(['owner', 'key'])
-              .doUpdateSet((eb) => ({
-                body_hash: eb.ref('excluded.body_hash'),
-                lead_id: eb.ref('excluded.lead_id'),
-                created_at: eb.ref('excluded.created_at'),
-              }))
-              .where('idempotency_keys.created_at', '<', claimCutoff),
-          )
-          .returning(['owner', 'key'])
-          .execute()
-        const wonKeys = new Set(won.map((r) => ownerKey(r.owner, r.key)))
-        for (const [leadId, claim] of claims) {
-          if (!wonKeys.has(ownerKey(claim.owner, claim.key))) lost.add(leadId)
-        }
-      }
-      const stored = leads.filter((l) => !lost.has(l.id))
-      if (stored.length === 0) return
-      const rows = stored.map((l) => ({
+  async insertBatch(leads: readonly NewLead[], claims: Map<string, IdempotencyClaim>, claimCutoff: string): Promise<StoredBatch> {
+    const { values } = this.store
+    const statements: RawBuilder<unknown>[] = []
+    if (claims.size > 0) {
+      const rows = [...claims.values()].map((c) => ({ ...c, claim_key: c.key }))
+      statements.push(sql`insert into idempotency_keys (owner, "key", body_hash, lead_id, created_at)
+        select owner, claim_key, body_hash, lead_id, created_at from ${values.rows(rows, CLAIM_COLUMNS, 'c')}
+        where true
+        on conflict (owner, "key") do update
+          set body_hash = excluded.body_hash, lead_id = excluded.lead_id, created_at = excluded.created_at
+          where idempotency_keys.created_at < ${values.text(claimCutoff)}`)
+    }
+    const rows = leads.map((l) => {
+      const claim = claims.get(l.id)
+      return {
         id: l.id,
         fields: JSON.stringify(l.fields),
         received_at: l.received_at,
         client_id: l.client_id,
         source: l.source ?? null,
         consented_at: l.consented_at ?? null,
-      }))
-      await trx.insertInto('leads').values(rows).execute()
-      for (const listener of this.listeners) await listener.inTransaction(trx, stored)
+        claim_owner: claim?.owner ?? null,
+        claim_key: claim?.key ?? null,
+      }
     })
-    return lost
+    statements.push(sql`insert into leads (id, fields, received_at, client_id, source, consented_at)
+      select id, fields, received_at, client_id, source, consented_at from ${values.rows(rows, LEAD_COLUMNS, 'x')}
+      where x.claim_owner is null
+        or exists (select 1 from idempotency_keys k where k.owner = x.claim_owner and k."key" = x.claim_key and k.lead_id = x.id${values.perRow})
+      returning id`)
+    const inserted = statements.length - 1
+    const own = this.listeners.map((listener) => listener.inTransaction(leads, values))
+    for (const list of own) statements.push(...list)
+
+    const results = await this.store.batch(statements, 'leads-log')
+    const storedIds = new Set((results[inserted]?.rows ?? []).map((r) => String(r.id)))
+    const lost = new Set<string>()
+    const stored: NewLead[] = []
+    for (const lead of leads) {
+      if (storedIds.has(lead.id)) stored.push(lead)
+      else lost.add(lead.id)
+    }
+    let next = inserted + 1
+    const perListener = own.map((list) => {
+      const mine = results.slice(next, next + list.length)
+      next += list.length
+      return mine
+    })
+    return { lost, stored, results: perListener }
   }
 
   /** The live record of an idempotency key, if any. */

@@ -1,6 +1,6 @@
 // Group commit: leads that arrive together are stored in one transaction, so one fsync covers
 // them all, and each caller's promise settles only after that commit (or its failure).
-import type { IdempotencyClaim, LeadsRepository, NewLead } from './repository.js'
+import type { IdempotencyClaim, LeadsRepository, NewLead, StoredBatch } from './repository.js'
 
 interface Pending {
   lead: NewLead
@@ -16,8 +16,8 @@ export class LeadWriter {
   constructor(
     private readonly repo: LeadsRepository,
     private readonly claimCutoff: () => string,
-    /** Called after each commit with the leads it stored. */
-    private readonly onStored: (stored: NewLead[]) => void = () => {},
+    /** Called after each commit with what it stored. */
+    private readonly onStored: (batch: StoredBatch) => void = () => {},
     private readonly maxBatch = 500,
   ) {}
 
@@ -45,13 +45,13 @@ export class LeadWriter {
         const claims = new Map<string, IdempotencyClaim>()
         for (const p of batch) if (p.claim) claims.set(p.lead.id, p.claim)
         try {
-          const lost = await this.repo.insertBatch(
+          const stored = await this.repo.insertBatch(
             batch.map((p) => p.lead),
             claims,
             this.claimCutoff(),
           )
-          for (const p of batch) p.resolve(!lost.has(p.lead.id))
-          this.onStored(batch.filter((p) => !lost.has(p.lead.id)).map((p) => p.lead))
+          for (const p of batch) p.resolve(!stored.lost.has(p.lead.id))
+          this.onStored(stored)
         } catch (err) {
           for (const p of batch) p.reject(err)
         }

@@ -2,10 +2,8 @@
 // about an address), erasure (the leads and every copy, announced downstream, cleared from the
 // files), and retention (leads and sent payloads kept no longer than configured). Used by the
 // operator CLI (scripts/leads.ts) and by the server's hourly retention check (index.ts).
-import type { Kysely } from 'kysely'
 import { type LeadLogEntry, logEntry } from '../leads/index.js'
-import type { Dialect } from '../store/migrations.js'
-import type { Database } from '../store/schema.js'
+import type { Store } from '../store/open.js'
 import type { ErasureReason } from '../webhooks/events.js'
 import { type LeadDelivery, leadDeliveries, WebhooksRepository } from '../webhooks/repository.js'
 import { type Erasure, PrivacyRepository } from './repository.js'
@@ -51,12 +49,12 @@ export class Privacy {
   private readonly webhooks: WebhooksRepository
 
   constructor(
-    private readonly store: { db: Kysely<Database>; dialect: Dialect },
+    private readonly store: Pick<Store, 'db' | 'dialect' | 'values'>,
     /** The key of the erasure records' address hashes (the server's pepper). */
     hashKey: string,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.repo = new PrivacyRepository(store.db, store.dialect, hashKey)
+    this.repo = new PrivacyRepository(store, hashKey)
     this.webhooks = new WebhooksRepository(store.db, store.dialect)
   }
 

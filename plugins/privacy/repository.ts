@@ -4,6 +4,7 @@ import { createHmac } from 'node:crypto'
 import { type Kysely, type Selectable, sql } from 'kysely'
 import { type LeadRecord, toRecord } from '../leads/repository.js'
 import type { Dialect } from '../store/migrations.js'
+import type { Store } from '../store/open.js'
 import type { Database, LeadErasuresTable } from '../store/schema.js'
 import { type ErasureReason, leadErased } from '../webhooks/events.js'
 import { deleteLeadEvents, writeEvents } from '../webhooks/repository.js'
@@ -25,12 +26,17 @@ export const emailHash = (key: string, email: string): string =>
     .digest('hex')
 
 export class PrivacyRepository {
+  private readonly db: Kysely<Database>
+  private readonly dialect: Dialect
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
+    private readonly store: Pick<Store, 'db' | 'dialect' | 'values'>,
     /** The key of the erasure records' address hashes. */
     private readonly hashKey: string,
-  ) {}
+  ) {
+    this.db = store.db
+    this.dialect = store.dialect
+  }
 
   private emailOf() {
     return this.dialect === 'postgres' ? sql<string>`lower(fields::json ->> 'email')` : sql<string>`lower(json_extract(fields, '$.email'))`
@@ -99,6 +105,7 @@ export class PrivacyRepository {
         .execute()
       await writeEvents(
         trx,
+        this.store,
         erased.map((id) => leadErased(id, at, reason)),
       )
       return erased

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import type { Config } from '../../config.js'
+import { type Batches, postgresBatch, postgresValues, sqliteValues } from './batch.js'
 import { serverRunning } from './in-use.js'
 import { type Dialect, migrateToLatest, migrator } from './migrations.js'
 import { MissingDataFile, privateDir, privateFile, touchPrivateFile } from './private-files.js'
@@ -19,7 +20,7 @@ import { configureConnection } from './sqlite-connection.js'
 import { ThreadedSqliteDialect } from './sqlite-thread-dialect.js'
 import { watchedDatabase } from './watched.js'
 
-export interface Store {
+export interface Store extends Batches {
   readonly dialect: Dialect
   /** Where the data lives, for logs (never a password). */
   readonly location: string
@@ -35,7 +36,7 @@ export const sqliteFile = (dataDir: string): string => join(dataDir, 'studio.db'
 function openSqlite(
   dataDir: string,
   { create, onLost, unsafeNoFsync }: { create: boolean; onLost: (reason: string) => void; unsafeNoFsync: boolean },
-): { db: Kysely<Database>; location: string } {
+): { db: Kysely<Database>; location: string } & Batches {
   const file = sqliteFile(dataDir)
   if (!existsSync(file)) {
     if (!create) {
@@ -71,9 +72,13 @@ function openSqlite(
     onLost(reason)
   }
   const reader = watchedDatabase(database, file, lostOnce)
+  const dialect = new ThreadedSqliteDialect({ reader, file, unsafeNoFsync, onLost: lostOnce })
+  const db = new Kysely<Database>({ dialect })
   return {
-    db: new Kysely<Database>({ dialect: new ThreadedSqliteDialect({ reader, file, unsafeNoFsync, onLost: lostOnce }) }),
+    db,
     location: file,
+    values: sqliteValues,
+    batch: (statements) => dialect.batch(statements.map((statement) => statement.compile(db))),
   }
 }
 
@@ -154,7 +159,7 @@ async function openPostgres(
   url: string,
   poolMax: number,
   onPoolError: (err: Error) => void,
-): Promise<{ db: Kysely<Database>; location: string }> {
+): Promise<{ db: Kysely<Database>; location: string } & Batches> {
   // Loaded only when PostgreSQL is configured: the embedded default starts without it.
   const { default: pg } = await import('pg')
   const pool = new pg.Pool({
@@ -173,7 +178,13 @@ async function openPostgres(
   pool.on('connect', (client) => {
     client.on('error', onPoolError)
   })
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), location: describeUrl(url) }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    location: describeUrl(url),
+    values: postgresValues(pg.escapeLiteral),
+    batch: postgresBatch(db, (text) => pool.query(text), pg.escapeLiteral),
+  }
 }
 
 export interface OpenOptions {
@@ -204,7 +215,7 @@ type StoreConfig = Pick<Config, 'dataDir' | 'databaseUrl' | 'dbPoolMax'>
 export async function connect(
   config: StoreConfig,
   options: OpenOptions = {},
-): Promise<{ db: Kysely<Database>; location: string; dialect: Dialect }> {
+): Promise<{ db: Kysely<Database>; location: string; dialect: Dialect } & Batches> {
   const dialect: Dialect = config.databaseUrl ? 'postgres' : 'sqlite'
   const opened = config.databaseUrl
     ? await openPostgres(config.databaseUrl, config.dbPoolMax, options.onPoolError ?? (() => {}))
@@ -217,7 +228,7 @@ export async function connect(
 }
 
 export async function openStore(config: StoreConfig, options: OpenOptions = {}): Promise<Store> {
-  const { db, location, dialect } = await connect(config, options)
+  const { db, location, dialect, values, batch } = await connect(config, options)
   try {
     const migrate = async () => {
       if (options.beforeMigrating) {
@@ -237,6 +248,8 @@ export async function openStore(config: StoreConfig, options: OpenOptions = {}):
     dialect,
     location,
     db,
+    values,
+    batch,
     async ping() {
       await sql`select 1`.execute(db)
     },

@@ -30,15 +30,20 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely'
+import type { BatchResult } from './batch.js'
 import { StorageLost } from './unavailable.js'
 
 export interface ThreadSettings {
   file: string
   unsafeNoFsync: boolean
 }
-/** `begin`: open the transaction (BEGIN IMMEDIATE) first; if that fails, the statement is not run. */
+/**
+ * `begin`: open the transaction (BEGIN IMMEDIATE) first; if that fails, the statement is not run.
+ * `batch`: statements run as one transaction, in one message (store/batch.ts).
+ */
 export type ThreadRequest =
-  | { id: number; sql: string; parameters: readonly unknown[]; begin?: boolean; close?: undefined }
+  | { id: number; sql: string; parameters: readonly unknown[]; begin?: boolean; batch?: undefined; close?: undefined }
+  | { id: number; batch: readonly { sql: string; parameters: readonly unknown[] }[]; close?: undefined }
   | { close: true }
 interface ThreadFailure {
   message: string
@@ -46,6 +51,7 @@ interface ThreadFailure {
 }
 export type ThreadReply =
   | { id: number; rows: Record<string, unknown>[]; changes?: bigint; lastInsertRowid?: bigint; error?: undefined }
+  | { id: number; results: { rows: Record<string, unknown>[]; changes: number }[]; error?: undefined }
   | { id: number; error: ThreadFailure }
   | { id: 0; ready: true }
   | { id: -1; lost: string }
@@ -84,12 +90,19 @@ function rebuilt(failure: ThreadFailure): Error {
 }
 
 export class ThreadedSqliteDialect implements Dialect {
+  private driver: ThreadedSqliteDriver | undefined
   constructor(private readonly options: ThreadedSqliteOptions) {}
   createAdapter() {
     return new SqliteAdapter()
   }
   createDriver(): Driver {
-    return new ThreadedSqliteDriver(this.options)
+    this.driver = new ThreadedSqliteDriver(this.options)
+    return this.driver
+  }
+  /** Statements as one transaction in one message to the worker, in the writer's turn. */
+  async batch(queries: readonly CompiledQuery[]): Promise<BatchResult[]> {
+    if (!this.driver) throw new Error('the SQLite store is not open')
+    return this.driver.batch(queries)
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler()
@@ -152,7 +165,7 @@ class ThreadedSqliteDriver implements Driver {
   readonly reader: SqliteDatabase
   readonly turn = new Turn()
   private worker: Worker | undefined
-  private readonly waiting = new Map<number, { resolve: (r: QueryResult<unknown>) => void; reject: (e: Error) => void }>()
+  private readonly waiting = new Map<number, { resolve: (r: QueryResult<unknown> | BatchResult[]) => void; reject: (e: Error) => void }>()
   private nextId = 1
   /** Why the worker cannot answer any more, once it has stopped. */
   private stopped: string | undefined
@@ -187,13 +200,31 @@ class ThreadedSqliteDriver implements Driver {
   }
 
   write<R>(query: CompiledQuery, begin = false): Promise<QueryResult<R>> {
+    return this.send({ sql: query.sql, parameters: query.parameters, ...(begin && { begin }) }) as Promise<QueryResult<R>>
+  }
+
+  async batch(queries: readonly CompiledQuery[]): Promise<BatchResult[]> {
+    const release = await this.turn.take()
+    try {
+      const reply = await this.send({ batch: queries.map((q) => ({ sql: q.sql, parameters: q.parameters })) })
+      return reply as unknown as BatchResult[]
+    } finally {
+      release()
+    }
+  }
+
+  private send(
+    request:
+      | { sql: string; parameters: readonly unknown[]; begin?: boolean }
+      | { batch: { sql: string; parameters: readonly unknown[] }[] },
+  ): Promise<QueryResult<unknown> | BatchResult[]> {
     const worker = this.worker
     if (this.stopped !== undefined || !worker)
       return Promise.reject(new StorageLost(this.stopped ?? 'the SQLite writer thread is not running'))
     const id = this.nextId++
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (r: QueryResult<unknown>) => void, reject })
-      worker.postMessage({ id, sql: query.sql, parameters: query.parameters, ...(begin && { begin }) } satisfies ThreadRequest)
+      this.waiting.set(id, { resolve, reject })
+      worker.postMessage({ id, ...request } satisfies ThreadRequest)
     })
   }
 
@@ -207,6 +238,8 @@ class ThreadedSqliteDriver implements Driver {
     this.waiting.delete(reply.id)
     if ('error' in reply && reply.error) {
       waiter.reject(rebuilt(reply.error))
+    } else if ('results' in reply) {
+      waiter.resolve(reply.results.map((r) => ({ rows: r.rows, rowCount: r.changes })))
     } else if ('rows' in reply) {
       const { rows, changes, lastInsertRowid } = reply
       waiter.resolve({

@@ -51,10 +51,52 @@ function filesLost(): { reason: string; saved: boolean } | undefined {
 
 post({ id: 0, ready: true })
 
+/**
+ * A batch (store/batch.ts): its statements between BEGIN IMMEDIATE and COMMIT, with the same
+ * watch on the files as a transaction sent statement by statement; if one fails, none is kept.
+ */
+function runBatch(id: number, batch: readonly { sql: string; parameters: readonly unknown[] }[]): void {
+  try {
+    const before = filesLost()
+    if (before) throw new StorageLost(before.reason)
+    statements.prepare('begin immediate').run([])
+    const results: { rows: Record<string, unknown>[]; changes: number }[] = []
+    try {
+      for (const { sql, parameters } of batch) {
+        const statement = statements.prepare(sql)
+        if (statement.reader) {
+          const rows = statement.all(parameters) as Record<string, unknown>[]
+          results.push({ rows, changes: rows.length })
+        } else {
+          results.push({ rows: [], changes: statement.run(parameters).changes })
+        }
+      }
+      statements.prepare('commit').run([])
+    } catch (err) {
+      // SQLite may have rolled back already (some I/O errors); the first error is the one to tell.
+      if (database.inTransaction) {
+        try {
+          statements.prepare('rollback').run([])
+        } catch {}
+      }
+      throw err
+    }
+    const after = filesLost()
+    if (after && !after.saved) throw new StorageLost(after.reason)
+    post({ id, results })
+  } catch (err) {
+    post({ id, error: failure(err) })
+  }
+}
+
 port.on('message', (request: ThreadRequest) => {
   if (request.close) {
     database.close()
     port.close()
+    return
+  }
+  if (request.batch) {
+    runBatch(request.id, request.batch)
     return
   }
   // SQLite may already have rolled the transaction back itself (some I/O errors, a full disk): the

@@ -13,7 +13,7 @@ import type { Channel } from './channel.js'
 import { leadReceived, subscribableTypes } from './events.js'
 import { webhookChannel } from './http-channel.js'
 import { deliveryMetrics } from './metrics.js'
-import { WebhooksRepository, writeEvents } from './repository.js'
+import { eventStatements, WebhooksRepository } from './repository.js'
 import { DeliveryWorker } from './worker.js'
 
 export interface Deliveries {
@@ -59,18 +59,11 @@ export default fp<{ config: Config }>(
 
     // The outbox: the events commit or roll back with their leads; the worker looks at once when
     // they made deliveries (with no endpoint subscribed there is nothing to look for: two lease
-    // queries saved per commit). The leads' commits are one at a time (one writer per instance),
-    // so a flag carries it from the transaction to its commit; one set by a batch that rolled
-    // back wakes the worker once more than needed, and the worker's poll is there regardless.
-    let deliveriesMade = false
+    // queries saved per commit). The last statement's row count is the deliveries made.
     app.leads.onStore({
-      inTransaction: async (trx, stored) => {
-        if ((await writeEvents(trx, stored.map(leadReceived))) > 0) deliveriesMade = true
-      },
-      afterCommit: () => {
-        if (!deliveriesMade) return
-        deliveriesMade = false
-        worker.wake()
+      inTransaction: (leads, values) => eventStatements({ dialect: app.store.dialect, values }, leads.map(leadReceived), true),
+      afterCommit: (_stored, results) => {
+        if ((results.at(-1)?.rowCount ?? 0) > 0) worker.wake()
       },
     })
 

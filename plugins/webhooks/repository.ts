@@ -3,8 +3,9 @@
 // delivery row: pending until a 2xx, retried on its own schedule, dead after the last attempt.
 // One instance at a time delivers to an endpoint: the one holding its lease. An endpoint is of a
 // kind (signed HTTP, or the built-in email channel): the rows are the same, only the attempt differs.
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import type { Dialect } from '../store/migrations.js'
+import type { Store } from '../store/open.js'
 import type { Database, EndpointKind, WebhookEndpointsTable } from '../store/schema.js'
 import { LEAD_RECEIVED, type NewEvent } from './events.js'
 
@@ -67,31 +68,59 @@ export const recipientsOf = (url: string): string[] =>
 const subscribed = sql<boolean>`(' ' || ep.events || ' ') like ('% ' || ev.type || ' %')`
 
 /**
- * Writes events to the outbox and one pending delivery per enabled endpoint subscribed to each.
- * Called inside the transaction of whatever the events announce. Returns how many deliveries it
- * created (none when no endpoint is subscribed: nothing for a worker to do).
+ * The statements that write events to the outbox and one pending delivery per enabled endpoint
+ * subscribed to each, with values as the store carries them (store/batch.ts): for a batch of
+ * leads (`aboutStoredLeads`: only the events whose lead the transaction stored, see LeadListener),
+ * or run one by one by writeEvents. The last statement's row count is the deliveries created.
  */
-export async function writeEvents(db: Kysely<Database>, events: readonly NewEvent[]): Promise<number> {
-  if (events.length === 0) return 0
-  await db.insertInto('webhook_events').values(events).execute()
-  const { numInsertedOrUpdatedRows } = await db
-    .insertInto('webhook_deliveries')
-    .columns(['endpoint_id', 'event_id', 'event_seq', 'status', 'next_attempt_at', 'created_at'])
-    .expression(
-      db
-        .selectFrom('webhook_events as ev')
-        .innerJoin('webhook_endpoints as ep', (join) => join.onTrue())
-        .select(['ep.id', 'ev.id', 'ev.seq', sql.lit('pending').as('status'), 'ev.created_at', 'ev.created_at'])
-        .where(
-          'ev.id',
-          'in',
-          events.map((e) => e.id),
-        )
-        .where('ep.disabled_at', 'is', null)
-        .where(subscribed),
-    )
-    .executeTakeFirstOrThrow()
-  return Number(numInsertedOrUpdatedRows ?? 0)
+export function eventStatements(
+  store: Pick<Store, 'dialect' | 'values'>,
+  events: readonly NewEvent[],
+  aboutStoredLeads = false,
+): RawBuilder<unknown>[] {
+  if (events.length === 0) return []
+  const rows = store.values.rows(events, ['id', 'type', 'payload', 'created_at', 'lead_id'], 'e')
+  const which = aboutStoredLeads ? sql`where exists (select 1 from leads as l where l.id = e.lead_id${store.values.perRow})` : sql``
+  const insertEvents = sql`insert into webhook_events (id, type, payload, created_at, lead_id)
+    select id, type, payload, created_at, lead_id from ${rows} ${which}`
+  if (store.dialect === 'postgres') {
+    return [
+      sql`with ev as (${insertEvents} returning id, seq, type, created_at)
+        insert into webhook_deliveries (endpoint_id, event_id, event_seq, status, next_attempt_at, created_at)
+        select ep.id, ev.id, ev.seq, 'pending', ev.created_at, ev.created_at
+        from ev inner join webhook_endpoints as ep on true
+        where ep.disabled_at is null and ${subscribed}`,
+    ]
+  }
+  const ids = store.values.rows(
+    events.map((e) => ({ id: e.id })),
+    ['id'],
+    'i',
+  )
+  return [
+    insertEvents,
+    sql`insert into webhook_deliveries (endpoint_id, event_id, event_seq, status, next_attempt_at, created_at)
+      select ep.id, ev.id, ev.seq, 'pending', ev.created_at, ev.created_at
+      from webhook_events as ev inner join webhook_endpoints as ep on true
+      where ev.id in (select id from ${ids}) and ep.disabled_at is null and ${subscribed}`,
+  ]
+}
+
+/**
+ * Writes events to the outbox and their deliveries (eventStatements), inside the transaction of
+ * whatever the events announce (`db` is that transaction). Returns how many deliveries it created
+ * (none when no endpoint is subscribed: nothing for a worker to do).
+ */
+export async function writeEvents(
+  db: Kysely<Database>,
+  store: Pick<Store, 'dialect' | 'values'>,
+  events: readonly NewEvent[],
+): Promise<number> {
+  let deliveries = 0
+  for (const statement of eventStatements(store, events)) {
+    deliveries = Number((await db.executeQuery(statement.compile(db))).numAffectedRows ?? 0)
+  }
+  return deliveries
 }
 
 /**
