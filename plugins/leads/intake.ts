@@ -2,9 +2,9 @@
 // request_consultation (same normalisation, same idempotency, same store, same receipt).
 // It never names a field: whatever the spec's LeadFields hold is normalised, hashed and stored.
 import { createHash } from 'node:crypto'
-import { uuidv7 } from '../store/ids.js'
 import type { components } from '../../generated/openapi.js'
 import { AppError } from '../errors/codes.js'
+import { uuidv7 } from '../store/ids.js'
 import type { LeadSource } from '../store/schema.js'
 import type { LeadFields, LeadsRepository, NewLead } from './repository.js'
 import type { LeadWriter } from './writer.js'
