@@ -337,12 +337,9 @@ for (const backend of backends) {
       // that has moved its cursor past it.
       const other = await openStore(config)
       t.teardown(() => other.close())
+      // On SQLite the write lock orders the two batches whatever the timing: nothing to hold there.
       const holding: LeadListener = {
-        inTransaction: () => [
-          connection.dialect === 'postgres'
-            ? sql`select pg_sleep(0.5)`
-            : sql`with recursive r(n) as (select 1 union all select n + 1 from r where n < 2000000) select count(*) from r`,
-        ],
+        inTransaction: () => (connection.dialect === 'postgres' ? [sql`select pg_sleep(0.5)`] : []),
       }
       const before = (await store.leads.page(0, 1000)).map((l) => l.id)
       const a = new LeadsRepository(connection, [holding]).insertBatch([lead('order-a', 60)], new Map(), at(0))
