@@ -686,3 +686,69 @@ t.test('PostgreSQL: opening a store is not disturbed by other schemas created an
   t.ok(cycles >= 3, `${cycles} cycles of 40 schemas created and dropped during ${opens} opens`)
   t.same(failures, [], 'every open succeeded')
 })
+
+t.test('PostgreSQL: a batch statement is prepared once per connection, and a failed batch leaves no connection in doubt', async (t) => {
+  const pgBackend = backends.find((b) => b.name === 'postgres')
+  const config = await pgBackend?.config(t)
+  if (!config?.databaseUrl) return
+  const store = await openStore(config)
+  t.teardown(() => store.close())
+  const { values } = store
+  // Each batch reads back its value, and the statements its own connection holds prepared.
+  const probe = (value: string, extra: ReturnType<typeof sql>[] = []) =>
+    store.batch([
+      sql`select ${values.text(value)}::text as v, pg_backend_pid() as pid`,
+      ...extra,
+      sql`select name, prepare_time::text as at from pg_prepared_statements where name like 'studio_batch%' order by name`,
+    ])
+  const seen = new Map<string, string>()
+  const echo: string[] = []
+  const check = (results: Awaited<ReturnType<typeof probe>>, value: string) => {
+    const [first] = results[0]?.rows ?? []
+    echo.push(String(first?.v))
+    for (const row of results.at(-1)?.rows ?? []) {
+      const key = `${first?.pid}/${row.name}`
+      const at = String(row.at)
+      if (!seen.has(key)) seen.set(key, at)
+      else if (seen.get(key) !== at) t.fail(`${key} prepared again at ${at} (first at ${seen.get(key)}) for ${value}`)
+    }
+  }
+  for (let i = 0; i < 20; i++) check(await probe(`v${i}`), `v${i}`)
+  // Ten at once: the pool opens more connections, each preparing what it runs once.
+  const many = await Promise.all(Array.from({ length: 10 }, (_, i) => probe(`w${i}`)))
+  for (const [i, r] of many.entries()) check(r, `w${i}`)
+  t.same(
+    echo,
+    [...Array.from({ length: 20 }, (_, i) => `v${i}`), ...Array.from({ length: 10 }, (_, i) => `w${i}`)],
+    'every batch ran its own values',
+  )
+  const pids = new Set([...seen.keys()].map((k) => k.split('/')[0]))
+  t.equal(seen.size, pids.size * 2, `each of ${pids.size} connections prepared the two statements once, and kept them`)
+
+  // A batch that fails after preparing: its connection is closed, and the next batches still run.
+  await t.rejects(probe('x', [sql`select * from no_such_table`]), /no_such_table/)
+  for (let i = 0; i < 12; i++) {
+    const results = await probe(`y${i}`)
+    t.equal(results[0]?.rows[0]?.v, `y${i}`)
+  }
+
+  // More texts than a connection keeps: one after another (on one connection, the pool's last
+  // idle one), the first prepared and kept up to the bound, the rest prepared, run and forgotten.
+  const sums: unknown[] = []
+  for (let i = 0; i < 80; i++) {
+    const [result] = await store.batch([sql`select ${sql.raw(String(i))} + ${values.text('1')}::int as n`])
+    sums.push(result?.rows[0]?.n)
+  }
+  t.same(
+    sums,
+    Array.from({ length: 80 }, (_, i) => i + 1),
+    'eighty distinct texts, each with its result',
+  )
+  const kept = ((await probe('z')).at(-1)?.rows ?? []).map((r) => String(r.name))
+  t.ok(kept.length > 40 && kept.length <= 64, `a connection keeps many, and at most 64 (${kept.length})`)
+  t.same(
+    kept.filter((name) => name.includes('once')),
+    [],
+    'none of those run once is left prepared',
+  )
+})

@@ -5,11 +5,12 @@
 // PostgreSQL commits, or rolls back whole, before it answers), on SQLite one message to the
 // writer thread (sqlite-thread.ts), which runs them between BEGIN IMMEDIATE and COMMIT.
 //
-// PostgreSQL's simple protocol takes no parameters, so a batch's statements carry their values
-// inline: `BatchValues` writes them as literals on PostgreSQL (dollar-quoted, or escaped by the
-// pg driver's escapeLiteral), and as bound parameters on SQLite. Rows travel as one JSON array read as a table
+// A batch's statements take their values as bound parameters (`BatchValues`). PostgreSQL's simple
+// protocol takes none, so there each statement is one the connection has prepared, run by EXECUTE
+// with its values as literals (postgresBatch). Rows travel as one JSON array read as a table
 // (json_to_recordset, json_each): one value per statement whatever the number of rows, so the
-// statement's text is the same for every batch and costs neither side a value-by-value build.
+// statement's text is the same for every batch, costs neither side a value-by-value build, and is
+// prepared once per connection.
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from './schema.js'
 
@@ -58,22 +59,15 @@ export function batchJson(objects: readonly object[]): string {
 /** The tag of a batch's dollar-quoted literals. */
 const TAG = '$studio$'
 
-/**
- * PostgreSQL: literals. Dollar-quoted, which PostgreSQL takes as they are (no escapes to write
- * or to read: the JSON of a batch is long and full of backslashes), unless the text holds the
- * quote's tag itself; then escaped by the driver's own escapeLiteral.
- */
-export function postgresValues(escapeLiteral: (text: string) => string): BatchValues {
-  const literal = (text: string) => (text.includes(TAG) ? escapeLiteral(text) : `${TAG}${text}${TAG}`)
-  return {
-    text: (value) => sql.raw(value === null ? 'null' : literal(value)),
-    rows: (objects, columns, alias) => {
-      names(columns, alias)
-      const shape = columns.map((c) => `${c} text`).join(', ')
-      return sql.raw(`json_to_recordset(${literal(batchJson(objects))}::json) as ${alias}(${shape})`)
-    },
-    perRow: sql.raw(' offset 0'),
-  }
+/** PostgreSQL: bound parameters, like SQLite's; postgresBatch turns them into EXECUTE's arguments. */
+export const postgresValues: BatchValues = {
+  text: (value) => sql`${value}`,
+  rows: (objects, columns, alias) => {
+    names(columns, alias)
+    const shape = columns.map((c) => `${c} text`).join(', ')
+    return sql`json_to_recordset(${batchJson(objects)}::json) as ${sql.raw(alias)}(${sql.raw(shape)})`
+  },
+  perRow: sql.raw(' offset 0'),
 }
 
 /** SQLite: bound parameters. */
@@ -93,26 +87,85 @@ interface PgAnswer {
   rowCount: number | null
 }
 
+/** A pooled connection, as postgresBatch uses it. */
+export interface PgConnection {
+  query(text: string): Promise<PgAnswer | PgAnswer[]>
+  /** Back to the pool; with an error, closed instead (its session state is then unknown). */
+  release(err?: Error): void
+}
+
+/** Texts a connection keeps prepared at most (a batch's texts are a handful, and constant). */
+const PREPARED_TEXTS = 64
+
 /**
- * A PostgreSQL batch over a pg pool: the statements, each compiled with its values inline (one
- * with a parameter is refused: it cannot go in the message), joined into one query. A named lock
- * first: a transaction-scoped advisory lock of the schema, held until the batch commits.
+ * A PostgreSQL batch over a pg pool, in one simple-protocol message (which takes no parameters).
+ * Each statement runs as EXECUTE of a statement the connection has prepared, with its values as
+ * literals: dollar-quoted, which PostgreSQL takes as they are (no escapes to write or to read: a
+ * batch's JSON is long and full of backslashes), or, when the text holds the quote's tag, escaped
+ * by the driver's own escapeLiteral. The first batch of a statement on a connection prepares it
+ * in the same message; later ones only execute it, so PostgreSQL neither parses nor plans the
+ * statement again, nor copies a long literal through its planner (that was about half of its
+ * work for a batch of leads). A named lock first: a transaction-scoped advisory lock of the
+ * schema, held until the batch commits.
  */
 export function postgresBatch(
   db: Kysely<Database>,
-  query: (text: string) => Promise<PgAnswer | PgAnswer[]>,
+  connect: () => Promise<PgConnection>,
   escapeLiteral: (text: string) => string,
 ): RunBatch {
+  const literal = (value: unknown): string => {
+    if (value === null || value === undefined) return 'null'
+    const text = String(value)
+    return text.includes(TAG) ? escapeLiteral(text) : `${TAG}${text}${TAG}`
+  }
+  /** Prepared statements' names by text (the same names on every connection). */
+  const named = new Map<string, string>()
+  /** The names each connection has prepared. */
+  const prepared = new WeakMap<PgConnection, Set<string>>()
   return async (statements, lock) => {
-    const texts = statements.map((statement) => {
+    const connection = await connect()
+    const ready = prepared.get(connection) ?? new Set<string>()
+    prepared.set(connection, ready)
+    const texts: string[] = []
+    if (lock !== undefined) texts.push(`select pg_advisory_xact_lock(hashtext(current_schema() || ${escapeLiteral(`.${lock}`)}))`)
+    /** Where each statement's own answer is in the message's. */
+    const answers: number[] = []
+    for (const [i, statement] of statements.entries()) {
       const compiled = statement.compile(db)
-      if (compiled.parameters.length > 0) throw new Error('batch: a statement with parameters (use BatchValues)')
-      return compiled.sql
-    })
-    if (lock !== undefined) texts.unshift(`select pg_advisory_xact_lock(hashtext(current_schema() || ${escapeLiteral(`.${lock}`)}))`)
-    const answer = await query(texts.join(';\n'))
-    const results = (Array.isArray(answer) ? answer : [answer]).map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))
-    return lock === undefined ? results : results.slice(1)
+      const values = args(compiled.parameters)
+      let name = named.get(compiled.sql)
+      if (name === undefined && named.size < PREPARED_TEXTS) {
+        name = `studio_batch_${named.size + 1}`
+        named.set(compiled.sql, name)
+      }
+      if (name === undefined) {
+        // More texts than a connection keeps: this one is prepared, run and forgotten in the message.
+        texts.push(`prepare studio_batch_once_${i} as ${compiled.sql}`)
+        answers.push(texts.push(`execute studio_batch_once_${i}${values}`) - 1)
+        texts.push(`deallocate studio_batch_once_${i}`)
+        continue
+      }
+      if (!ready.has(name)) {
+        texts.push(`prepare ${name} as ${compiled.sql}`)
+        ready.add(name)
+      }
+      answers.push(texts.push(`execute ${name}${values}`) - 1)
+    }
+    let answer: PgAnswer | PgAnswer[]
+    try {
+      answer = await connection.query(texts.join(';\n'))
+    } catch (err) {
+      // Which statements this connection now holds prepared is unknown: it is closed, not reused.
+      connection.release(err as Error)
+      throw err
+    }
+    connection.release()
+    const all = Array.isArray(answer) ? answer : [answer]
+    return answers.map((i) => ({ rows: all[i]?.rows ?? [], rowCount: all[i]?.rowCount ?? 0 }))
+  }
+
+  function args(parameters: readonly unknown[]): string {
+    return parameters.length === 0 ? '' : `(${parameters.map(literal).join(', ')})`
   }
 }
 

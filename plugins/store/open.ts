@@ -182,8 +182,8 @@ async function openPostgres(
   return {
     db,
     location: describeUrl(url),
-    values: postgresValues(pg.escapeLiteral),
-    batch: postgresBatch(db, (text) => pool.query(text), pg.escapeLiteral),
+    values: postgresValues,
+    batch: postgresBatch(db, () => pool.connect(), pg.escapeLiteral),
   }
 }
 
