@@ -159,4 +159,29 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
     t.match(icon?.headers()['content-type'], /^image\//, 'the favicon is an image')
     t.same(errors, [], 'no page errors (CSP included)')
   })
+
+  t.test('/docs on a narrow window: the Servers box shows its whole server line', async (t) => {
+    const { base } = await live(t)
+    const browser = await launchBrowser()
+    t.teardown(() => browser.close())
+    for (const width of [800, 1100]) {
+      const page = await browser.newPage({ viewport: { width, height: 700 } })
+      await page.goto(`${base}/docs/`)
+      const select = page.locator('.swagger-ui .servers select')
+      await select.waitFor()
+      // The selected line's width in the box's own font, against the room the box gives it (its
+      // content box less the arrow): Chromium cuts a longer line at the box's edge.
+      const fit = await select.evaluate((el: HTMLSelectElement) => {
+        const style = getComputedStyle(el)
+        const context = document.createElement('canvas').getContext('2d') as CanvasRenderingContext2D
+        context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`
+        const text = el.options[el.selectedIndex]?.text ?? ''
+        const room = el.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight)
+        return { text, needs: Math.ceil(context.measureText(text).width), room: Math.floor(room) }
+      })
+      t.match(fit.text, /^http:\/\/\S+ - This server/, `${width} px: the server line is the served URL and its description`)
+      t.ok(fit.needs <= fit.room, `${width} px: it needs ${fit.needs} px of the ${fit.room} px it has`)
+      await page.close()
+    }
+  })
 }
