@@ -19,11 +19,12 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { stampTime } from '../plugins/backup/files.js'
+import { freePort } from './free-port.js'
 
 const args = new Map(
   process.argv.slice(2).map((a) => {
@@ -59,17 +60,6 @@ const secrets = {
   SECRET_PEPPER: randomBytes(32).toString('base64url'),
   BOOTSTRAP_CLIENT_ID: CLIENT_ID,
   BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer()
-    srv.on('error', fail)
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address()
-      srv.close(() => (typeof a === 'object' && a ? done(a.port) : fail(new Error('no port'))))
-    })
-  })
 }
 
 interface Server {

@@ -44,7 +44,6 @@ import {
   writeSync,
 } from 'node:fs'
 import * as http from 'node:http'
-import * as net from 'node:net'
 import * as os from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -52,6 +51,7 @@ import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import SQLite from 'better-sqlite3'
 import { onPath } from '../plugins/backup/postgres.js'
+import { freePort } from './free-port.js'
 
 // ---------------------------------------------------------------------------------------------
 // Options and paths
@@ -154,17 +154,6 @@ export interface Server {
   logFile: string
   /** Spawn to first answered request, ms. */
   startupMs: number
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = net.createServer()
-    s.once('error', fail)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo
-      s.close(() => ok(port))
-    })
-  })
 }
 
 export interface Reply {
