@@ -732,6 +732,13 @@ t.test('PostgreSQL: a batch statement is prepared once per connection, and a fai
     t.equal(results[0]?.rows[0]?.v, `y${i}`)
   }
 
+  // A value no BatchValues gives (an object) is refused before a connection is taken: more such
+  // batches than the pool has connections, and the next batch still gets one.
+  for (let i = 0; i < 25; i++) {
+    await t.rejects(store.batch([sql`select ${new Date(0)}::text as v`]), /batch: a parameter of type object/)
+  }
+  t.equal((await probe('after refusals'))[0]?.rows[0]?.v, 'after refusals', 'no connection was kept by a refused batch')
+
   // More texts than a connection keeps: one after another (on one connection, the pool's last
   // idle one), the first prepared and kept up to the bound, the rest prepared, run and forgotten.
   const sums: unknown[] = []

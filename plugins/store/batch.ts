@@ -115,6 +115,9 @@ export function postgresBatch(
 ): RunBatch {
   const literal = (value: unknown): string => {
     if (value === null || value === undefined) return 'null'
+    if (typeof value === 'object' || typeof value === 'function' || typeof value === 'symbol') {
+      throw new Error(`batch: a parameter of type ${typeof value} (BatchValues give text)`)
+    }
     const text = String(value)
     return text.includes(TAG) ? escapeLiteral(text) : `${TAG}${text}${TAG}`
   }
@@ -123,6 +126,12 @@ export function postgresBatch(
   /** The names each connection has prepared. */
   const prepared = new WeakMap<PgConnection, Set<string>>()
   return async (statements, lock) => {
+    // Compiled, and their arguments written, before a connection is taken: what throws here
+    // holds none.
+    const compiled = statements.map((statement) => {
+      const query = statement.compile(db)
+      return { sql: query.sql, args: args(query.parameters) }
+    })
     const connection = await connect()
     const ready = prepared.get(connection) ?? new Set<string>()
     prepared.set(connection, ready)
@@ -130,23 +139,21 @@ export function postgresBatch(
     if (lock !== undefined) texts.push(`select pg_advisory_xact_lock(hashtext(current_schema() || ${escapeLiteral(`.${lock}`)}))`)
     /** Where each statement's own answer is in the message's. */
     const answers: number[] = []
-    for (const [i, statement] of statements.entries()) {
-      const compiled = statement.compile(db)
-      const values = args(compiled.parameters)
-      let name = named.get(compiled.sql)
+    for (const [i, { sql: text, args: values }] of compiled.entries()) {
+      let name = named.get(text)
       if (name === undefined && named.size < PREPARED_TEXTS) {
         name = `studio_batch_${named.size + 1}`
-        named.set(compiled.sql, name)
+        named.set(text, name)
       }
       if (name === undefined) {
         // More texts than a connection keeps: this one is prepared, run and forgotten in the message.
-        texts.push(`prepare studio_batch_once_${i} as ${compiled.sql}`)
+        texts.push(`prepare studio_batch_once_${i} as ${text}`)
         answers.push(texts.push(`execute studio_batch_once_${i}${values}`) - 1)
         texts.push(`deallocate studio_batch_once_${i}`)
         continue
       }
       if (!ready.has(name)) {
-        texts.push(`prepare ${name} as ${compiled.sql}`)
+        texts.push(`prepare ${name} as ${text}`)
         ready.add(name)
       }
       answers.push(texts.push(`execute ${name}${values}`) - 1)
