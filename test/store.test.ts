@@ -693,11 +693,10 @@ t.test('PostgreSQL: a batch statement is prepared once per connection, and a fai
   if (!config?.databaseUrl) return
   const store = await openStore(config)
   t.teardown(() => store.close())
-  const { values } = store
   // Each batch reads back its value, and the statements its own connection holds prepared.
   const probe = (value: string, extra: ReturnType<typeof sql>[] = []) =>
     store.batch([
-      sql`select ${values.text(value)}::text as v, pg_backend_pid() as pid`,
+      sql`select ${value}::text as v, pg_backend_pid() as pid`,
       ...extra,
       sql`select name, prepare_time::text as at from pg_prepared_statements where name like 'studio_batch%' order by name`,
     ])
@@ -731,8 +730,14 @@ t.test('PostgreSQL: a batch statement is prepared once per connection, and a fai
     const results = await probe(`y${i}`)
     t.equal(results[0]?.rows[0]?.v, `y${i}`)
   }
+  // A batch that fails before a statement new to its connection: that statement was never
+  // prepared there. Were the connection kept, the next batch of that statement (one after
+  // another, it gets the pool's last idle connection) would EXECUTE a name that does not exist.
+  await t.rejects(store.batch([sql`select * from no_such_table`, sql`select ${'fresh'}::text as fresh`]), /no_such_table/)
+  const [fresh] = await store.batch([sql`select ${'fresh'}::text as fresh`])
+  t.equal(fresh?.rows[0]?.fresh, 'fresh', 'a statement whose PREPARE a failure skipped runs in the next batch')
 
-  // A value no BatchValues gives (an object) is refused before a connection is taken: more such
+  // A value that is not text, a number or null (an object) is refused before a connection is taken: more such
   // batches than the pool has connections, and the next batch still gets one.
   for (let i = 0; i < 25; i++) {
     await t.rejects(store.batch([sql`select ${new Date(0)}::text as v`]), /batch: a parameter of type object/)
@@ -743,7 +748,7 @@ t.test('PostgreSQL: a batch statement is prepared once per connection, and a fai
   // idle one), the first prepared and kept up to the bound, the rest prepared, run and forgotten.
   const sums: unknown[] = []
   for (let i = 0; i < 80; i++) {
-    const [result] = await store.batch([sql`select ${sql.raw(String(i))} + ${values.text('1')}::int as n`])
+    const [result] = await store.batch([sql`select ${sql.raw(String(i))} + ${'1'}::int as n`])
     sums.push(result?.rows[0]?.n)
   }
   t.same(

@@ -104,7 +104,7 @@ export class LeadsRepository {
         where true
         on conflict (owner, "key") do update
           set body_hash = excluded.body_hash, lead_id = excluded.lead_id, created_at = excluded.created_at
-          where idempotency_keys.created_at < ${values.text(claimCutoff)}`)
+          where idempotency_keys.created_at < ${claimCutoff}`)
     }
     const rows = leads.map((l) => {
       const claim = claims.get(l.id)

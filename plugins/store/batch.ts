@@ -5,7 +5,7 @@
 // PostgreSQL commits, or rolls back whole, before it answers), on SQLite one message to the
 // writer thread (sqlite-thread.ts), which runs them between BEGIN IMMEDIATE and COMMIT.
 //
-// A batch's statements take their values as bound parameters (`BatchValues`). PostgreSQL's simple
+// A batch's statements take their values as bound parameters. PostgreSQL's simple
 // protocol takes none, so there each statement is one the connection has prepared, run by EXECUTE
 // with its values as literals (postgresBatch). Rows travel as one JSON array read as a table
 // (json_to_recordset, json_each): one value per statement whatever the number of rows, so the
@@ -20,10 +20,11 @@ export interface BatchResult {
   rowCount: number
 }
 
-/** Values in a batch's statements, as the store's dialect carries them. */
+/**
+ * What a batch's statements write differently on each dialect (a plain value is a bound parameter
+ * on both: sql`${value}`).
+ */
 export interface BatchValues {
-  /** A text value (or NULL). */
-  text(value: string | null): RawBuilder<unknown>
   /**
    * Objects as a table named `alias`, one row each, with the given properties as its columns, all
    * text (a missing or null property is NULL). Strings that are not well-formed UTF-16 (a lone
@@ -61,7 +62,6 @@ const TAG = '$studio$'
 
 /** PostgreSQL: bound parameters, like SQLite's; postgresBatch turns them into EXECUTE's arguments. */
 export const postgresValues: BatchValues = {
-  text: (value) => sql`${value}`,
   rows: (objects, columns, alias) => {
     names(columns, alias)
     const shape = columns.map((c) => `${c} text`).join(', ')
@@ -72,7 +72,6 @@ export const postgresValues: BatchValues = {
 
 /** SQLite: bound parameters. */
 export const sqliteValues: BatchValues = {
-  text: (value) => sql`${value}`,
   rows: (objects, columns, alias) => {
     names(columns, alias)
     const shape = columns.map((c) => `value ->> '${c}' as ${c}`).join(', ')
@@ -116,7 +115,7 @@ export function postgresBatch(
   const literal = (value: unknown): string => {
     if (value === null || value === undefined) return 'null'
     if (typeof value === 'object' || typeof value === 'function' || typeof value === 'symbol') {
-      throw new Error(`batch: a parameter of type ${typeof value} (BatchValues give text)`)
+      throw new Error(`batch: a parameter of type ${typeof value} (a batch's values are text, numbers or null)`)
     }
     const text = String(value)
     return text.includes(TAG) ? escapeLiteral(text) : `${TAG}${text}${TAG}`
@@ -133,8 +132,11 @@ export function postgresBatch(
       return { sql: query.sql, args: args(query.parameters) }
     })
     const connection = await connect()
-    const ready = prepared.get(connection) ?? new Set<string>()
-    prepared.set(connection, ready)
+    let ready = prepared.get(connection)
+    if (!ready) {
+      ready = new Set()
+      prepared.set(connection, ready)
+    }
     const texts: string[] = []
     if (lock !== undefined) texts.push(`select pg_advisory_xact_lock(hashtext(current_schema() || ${escapeLiteral(`.${lock}`)}))`)
     /** Where each statement's own answer is in the message's. */

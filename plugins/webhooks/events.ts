@@ -1,7 +1,6 @@
 // The events the studio sends: their types (the keys of the spec's `webhooks:` section), their
 // ids, and their bodies (typed from the spec, built from what is stored: a lead's body is its log
 // entry, so a field added to the spec's LeadFields is sent with no code change).
-
 import type { components } from '../../generated/openapi.js'
 import { logEntry, type NewLead } from '../leads/index.js'
 import type { Spec } from '../spec/document.js'

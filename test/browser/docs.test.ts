@@ -170,7 +170,7 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
       const select = page.locator('.swagger-ui .servers select')
       await select.waitFor()
       // The selected line's width in the box's own font, against the room the box gives it (its
-      // content box less the arrow): Chromium cuts a longer line at the box's edge.
+      // width less its padding; the arrow sits in the right padding): Chromium cuts a longer line.
       const fit = await select.evaluate((el: HTMLSelectElement) => {
         const style = getComputedStyle(el)
         const context = document.createElement('canvas').getContext('2d') as CanvasRenderingContext2D
