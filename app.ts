@@ -98,7 +98,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clientErrorHandler: clientErrorHandler(policy.api, config.requestTimeoutSeconds),
     frameworkErrors: frameworkErrorHandler(policy.api),
   })
+  try {
+    await registerAll(app, config, options, theSpec, policy)
+  } catch (err) {
+    // A plugin refused to start (a ConfigError: a key that is not the database's, say): what the
+    // plugins before it opened (the store, its worker thread, Redis) is closed, not left running.
+    await app.close().catch(() => {})
+    throw err
+  }
+  return app
+}
 
+async function registerAll(
+  app: FastifyInstance,
+  config: Config,
+  options: BuildOptions,
+  theSpec: Spec,
+  policy: ReturnType<typeof securityHeaders>,
+): Promise<void> {
   // Plumbing every request passes.
   await app.register(spec, { spec: theSpec })
   await app.register(validation)
@@ -139,5 +156,4 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(mcp, { config, tools: TOOLS, deps })
   await app.register(docs, { config })
   await app.register(home)
-  return app
 }

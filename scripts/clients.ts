@@ -9,13 +9,16 @@
 //   npm run clients -- create-key --name "CRM sync" --scopes read:leads
 //   npm run clients -- list-keys | revoke-key <key_id>
 //   npm run clients -- forget-pepper   (the pepper is lost for good: the next server makes a new one)
+//   npm run clients -- forget-signing-key   (to sign with another key: the next server records the key it has)
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import { type ClientAdmin, createApiKey, createClient, rotateClient } from '../plugins/auth/admin.js'
 import { ClientsRepository } from '../plugins/auth/clients.js'
+import { forgetSigningKey } from '../plugins/auth/keys.js'
 import { forgetPepper } from '../plugins/auth/secrets.js'
 import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
+import type { Store } from '../plugins/store/open.js'
 import { commandLine, runCli, UsageError } from './cli.js'
 import { NEW_DATABASE_USAGE, openServerStore, serverPepper } from './data.js'
 
@@ -30,6 +33,8 @@ const usage = `usage: npm run clients -- <command>
   revoke-key KEY_ID                 revoke an API key
   forget-pepper                     only when the secret pepper is lost for good: the database forgets it,
                                     the next server start makes a new one; then rotate every client
+  forget-signing-key                to sign tokens with another key: the database forgets the one it has,
+                                    the next server start records its own; tokens of the old key are refused
   ${NEW_DATABASE_USAGE}
 scopes: read:projects, read:leads, write:leads`
 
@@ -46,6 +51,32 @@ function parseOptions(argv: string[]) {
   })
 }
 
+/** The commands that make the database forget a key's check value, and what they say. */
+const FORGET = new Map<string, { run: (db: Store['db']) => Promise<boolean>; done: string; nothing: string }>([
+  [
+    'forget-pepper',
+    {
+      run: forgetPepper,
+      done:
+        'The database no longer checks the secret pepper. The next server start uses the pepper it finds, or makes a new one;\n' +
+        'every client secret and API key made with the old pepper fails: give each client a new secret (npm run clients -- rotate CLIENT_ID)\n' +
+        'and each API key a new one (create-key, then revoke-key the old).\n',
+      nothing: 'The database held no check of a secret pepper: nothing to forget.\n',
+    },
+  ],
+  [
+    'forget-signing-key',
+    {
+      run: forgetSigningKey,
+      done:
+        'The database no longer checks the token signing key. The next server start records the key it has (JWT_PRIVATE_KEY,\n' +
+        'or the key file of its data folder, made if there is none): start every instance with that same key. Tokens signed\n' +
+        'with the old key are refused from then on; clients ask for new ones with their credentials.\n',
+      nothing: 'The database held no check of a signing key: nothing to forget.\n',
+    },
+  ],
+])
+
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = commandLine(() => parseOptions(argv))
   const [command, id] = positionals
@@ -57,17 +88,11 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig()
   const newDatabase = values['new-database'] === true
   const store = await openServerStore(config, newDatabase)
-  if (command === 'forget-pepper') {
-    // Before the pepper is loaded: this is for a database whose pepper is gone.
+  // Before the pepper is loaded: these are for a database whose key is gone or is to change.
+  const forget = FORGET.get(command)
+  if (forget) {
     try {
-      const forgot = await forgetPepper(store.db)
-      process.stdout.write(
-        forgot
-          ? 'The database no longer checks the secret pepper. The next server start uses the pepper it finds, or makes a new one;\n' +
-              'every client secret and API key made with the old pepper fails: give each client a new secret (npm run clients -- rotate CLIENT_ID)\n' +
-              'and each API key a new one (create-key, then revoke-key the old).\n'
-          : 'The database held no check of a secret pepper: nothing to forget.\n',
-      )
+      process.stdout.write((await forget.run(store.db)) ? forget.done : forget.nothing)
       return 0
     } finally {
       await store.close()

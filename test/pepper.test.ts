@@ -3,14 +3,12 @@
 // SECRET_PEPPER) would answer invalid_client to every client. It refuses to start instead, saying
 // what to do; a pepper lost for good is forgotten on purpose (clients forget-pepper), and every
 // client then gets a new secret. On the embedded default and on PostgreSQL.
-import { execFile } from 'node:child_process'
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildApp } from '../app.js'
-import { type Config, createConfig, projectRoot } from '../config.js'
-import { basic, newClient, storageConfig } from './helpers/app.js'
+import { createConfig } from '../config.js'
+import { basic, newClient, refusedStart, startedApp, storageConfig } from './helpers/app.js'
 import { field, run } from './helpers/cli.js'
 import { testdir } from './helpers/folders.js'
 
@@ -24,43 +22,11 @@ const tokenStatus = async (app: FastifyInstance, id: string, secret: string): Pr
     })
   ).statusCode
 
-/** Starts an app on the configuration; closed at the end of the test. */
-async function started(t: Test, config: Config): Promise<FastifyInstance> {
-  const app = await buildApp(config)
-  t.teardown(() => app.close())
-  await app.ready()
-  return app
-}
-
-/** The server, as a process, on this storage: it must refuse to start. Its exit code and stderr. */
-function refused(config: Config, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'server.ts'],
-      {
-        cwd: projectRoot,
-        timeout: 60_000,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          DATA_DIR: config.dataDir,
-          PORT: '0',
-          LOG_LEVEL: 'warn',
-          ...(config.databaseUrl && { DATABASE_URL: config.databaseUrl }),
-          ...env,
-        },
-      },
-      (err, _stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr: String(stderr) }),
-    )
-  })
-}
-
 /** A server's storage with its pepper in the data folder, one client made there, the server stopped. */
 async function storageWithClient(t: Test) {
   const dataDir = testdir(t, {})
   const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)) })
-  const first = await started(t, config)
+  const first = await startedApp(t, config)
   const client = await newClient(first, ['read:projects'])
   t.equal(await tokenStatus(first, client.client_id, client.client_secret), 200, 'the client authenticates')
   await first.close()
@@ -72,7 +38,7 @@ t.test('the key file lost: refused, nothing made again; restored: the old secret
 
   copyFileSync(pepperFile, join(dataDir, 'pepper.saved'))
   rmSync(pepperFile)
-  const start = await refused(config)
+  const start = await refusedStart(config)
   t.equal(start.code, 78, 'the server stops with EX_CONFIG')
   const message = start.stderr
   t.match(message, `${pepperFile} is missing, but this database's client secrets and API keys were hashed with it`)
@@ -83,7 +49,7 @@ t.test('the key file lost: refused, nothing made again; restored: the old secret
   t.not(cli.code, 0, 'the CLI refuses too')
 
   copyFileSync(join(dataDir, 'pepper.saved'), pepperFile)
-  const again = await started(t, config)
+  const again = await startedApp(t, config)
   t.equal(await tokenStatus(again, client.client_id, client.client_secret), 200, 'restored: the old secret authenticates')
 })
 
@@ -92,10 +58,10 @@ t.test('instances with different SECRET_PEPPERs on one database: the second is r
   const dataDir = testdir(t, {})
   const a = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: 'a'.repeat(43) })
   const b = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: 'b'.repeat(43) })
-  const first = await started(t, a)
+  const first = await startedApp(t, a)
   const client = await newClient(first, ['read:projects'])
   await first.close()
-  const start = await refused(b, { SECRET_PEPPER: 'b'.repeat(43) })
+  const start = await refusedStart(b, { SECRET_PEPPER: 'b'.repeat(43) })
   t.equal(start.code, 78, 'the server stops with EX_CONFIG')
   const message = start.stderr
   t.match(message, /SECRET_PEPPER is not the pepper this database's client secrets and API keys were hashed with/)
@@ -105,20 +71,20 @@ t.test('instances with different SECRET_PEPPERs on one database: the second is r
   })
   t.not(created.code, 0, 'the CLI with the other pepper creates nothing')
   t.match(created.stderr, /is not the pepper this database/)
-  const same = await started(t, a)
+  const same = await startedApp(t, a)
   t.equal(await tokenStatus(same, client.client_id, client.client_secret), 200, 'the right pepper still starts and authenticates')
 })
 
 t.test('a pepper lost for good: forget-pepper, a new pepper, each client rotated', async (t) => {
   const { config, client, pepperFile } = await storageWithClient(t)
   rmSync(pepperFile)
-  t.equal((await refused(config)).code, 78)
+  t.equal((await refusedStart(config)).code, 78)
 
   const forgot = await run('clients', ['forget-pepper'], config)
   t.equal(forgot.code, 0, forgot.stderr)
   t.match(forgot.stdout, /no longer checks the secret pepper/)
   t.match(forgot.stdout, /npm run clients -- rotate CLIENT_ID/)
-  const app = await started(t, config)
+  const app = await startedApp(t, config)
   t.ok(existsSync(pepperFile), 'the server made a new pepper')
   t.equal(await tokenStatus(app, client.client_id, client.client_secret), 401, 'the old secret fails, as it must')
   const rotated = await run('clients', ['rotate', client.client_id], config)
@@ -134,7 +100,7 @@ t.test('a snapshot of a server whose pepper is SECRET_PEPPER, restored: refused 
   const root = testdir(t, {})
   const pepper = 'p'.repeat(43)
   const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', secretPepper: pepper })
-  const first = await started(t, source)
+  const first = await startedApp(t, source)
   const client = await newClient(first, ['read:projects'])
   await first.close()
   const made = await run('backup', ['backup', '--to', join(root, 'backups')], source, { SECRET_PEPPER: pepper })
@@ -145,11 +111,11 @@ t.test('a snapshot of a server whose pepper is SECRET_PEPPER, restored: refused 
   const into = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
   const restored = await run('backup', ['restore', '--from', path], into)
   t.equal(restored.code, 0, restored.stderr)
-  const start = await refused(into)
+  const start = await refusedStart(into)
   t.equal(start.code, 78, 'restored without SECRET_PEPPER, the server stops with EX_CONFIG')
   t.match(start.stderr, `${join(into.dataDir, 'keys', 'secret-pepper')} is missing`)
   t.match(start.stderr, /set SECRET_PEPPER to the value it had/)
   t.notOk(existsSync(join(into.dataDir, 'keys', 'secret-pepper')), 'and made no pepper of its own')
-  const app = await started(t, { ...into, secretPepper: pepper })
+  const app = await startedApp(t, { ...into, secretPepper: pepper })
   t.equal(await tokenStatus(app, client.client_id, client.client_secret), 200, 'with SECRET_PEPPER, the old secret authenticates')
 })

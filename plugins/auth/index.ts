@@ -15,7 +15,7 @@ import { ClientStatusCache, type Standing } from './client-status.js'
 import { type ClientRow, ClientsRepository } from './clients.js'
 import { type FailureGuard, failureGuard } from './failures.js'
 import type { SecurityHandler } from './gate.js'
-import { loadSigningKey } from './keys.js'
+import { databaseSigningKey } from './keys.js'
 import { protectedResources, type Resources } from './resources.js'
 import {
   accessTokenClaimsProblem,
@@ -121,7 +121,7 @@ export default fp<{ config: Config }>(
     const clients = new ClientsRepository(app.store.db)
     const pepper = await databasePepper(app.store.db, config)
     const admin: ClientAdmin = { clients, pepper, scopes: app.spec.scopes }
-    const key = loadSigningKey(config)
+    const key = await databaseSigningKey(app.store.db, config)
     const issuer = config.publicBaseUrl
     const resources = protectedResources(config.publicBaseUrl)
 

@@ -1,7 +1,11 @@
 // The token signing key (Ed25519): from configuration, or generated once into the data folder
-// so tokens survive a restart. Its public half is published as a JWK with an RFC 7638 kid.
+// so tokens survive a restart. Its public half is published as a JWK with an RFC 7638 kid, and
+// the database keeps that kid, so that every instance on it signs with the same key.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { keptValue } from './secrets.js'
+import { join } from 'node:path'
+import type { Kysely } from 'kysely'
+import type { Database } from '../store/schema.js'
+import { checkedKey, forgetCheck, keptValue } from './secrets.js'
 
 export interface SigningKey {
   privatePem: string
@@ -34,11 +38,51 @@ export function signingKeyFrom(privatePem: string): SigningKey {
   }
 }
 
-export function loadSigningKey(config: { dataDir: string; jwtPrivateKey: string | undefined }): SigningKey {
+type KeyConfig = { dataDir: string; jwtPrivateKey: string | undefined }
+
+export function loadSigningKey(config: KeyConfig, mayCreate = true): SigningKey {
   const pem =
     config.jwtPrivateKey ??
-    keptValue(config.dataDir, 'signing-key.pem', () =>
-      generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    keptValue(
+      config.dataDir,
+      'signing-key.pem',
+      () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      mayCreate,
     )
   return signingKeyFrom(pem)
 }
+
+const SIGNING_KEY_CHECK = 'signing-key'
+
+const keySource = (config: KeyConfig): string =>
+  config.jwtPrivateKey !== undefined ? 'JWT_PRIVATE_KEY' : join(config.dataDir, 'keys', 'signing-key.pem')
+
+const TO_CHANGE_IT =
+  'To sign with another key on purpose: run `npm run clients -- forget-signing-key`, then start every instance with the ' +
+  'new key (tokens signed with the old one are refused from then on: clients ask for new ones)'
+
+/**
+ * The signing key, checked against the database (secrets.ts checkedKey): the database keeps the
+ * key's kid (its public thumbprint). Behind a load balancer, an instance signing with another key
+ * (no JWT_PRIVATE_KEY on a second machine, which then makes its own; a key file lost and made
+ * again) would have its tokens refused by every other instance, and theirs by it: invalid_token
+ * at random. It refuses to start instead.
+ */
+export function databaseSigningKey(db: Kysely<Database>, config: KeyConfig): Promise<SigningKey> {
+  return checkedKey(db, {
+    name: SIGNING_KEY_CHECK,
+    load: (create) => loadSigningKey(config, create),
+    check: (key) => key.kid,
+    missing:
+      `${keySource(config)} is missing, but this database's access tokens are signed with it: copy it back (or restore it ` +
+      'with npm run restore), or set JWT_PRIVATE_KEY to the key it held, the same on every instance. ' +
+      `A server started without it here would sign tokens the other instances refuse. ${TO_CHANGE_IT}.`,
+    mismatch: (key, recorded) =>
+      `${keySource(config)} is not the key this database's access tokens are signed with (this key's kid is ${key.kid}, ` +
+      `the database's ${recorded}): the other instances would refuse this one's tokens (invalid_token), and it theirs. ` +
+      `Give every instance the same JWT_PRIVATE_KEY (or none, on the embedded default), or restore the key file. ${TO_CHANGE_IT}.`,
+  })
+}
+
+/** Forgets the signing key's check (`clients forget-signing-key`): the next server records the key it has. */
+export const forgetSigningKey = (db: Kysely<Database>): Promise<boolean> => forgetCheck(db, SIGNING_KEY_CHECK)

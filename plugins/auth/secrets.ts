@@ -68,54 +68,82 @@ const LOST_FOR_GOOD =
   'If it is lost for good, so is every client secret and API key: run `npm run clients -- forget-pepper`, start the server ' +
   '(it makes a new pepper), then give each client a new secret with `npm run clients -- rotate CLIENT_ID` and each API key a new one'
 
+/** A key the database keeps a check value of: how to load it, its check value, and what to say when they disagree. */
+export interface KeyCheck<K> {
+  /** The check's row in `key_checks`. */
+  name: string
+  /** The key: created only when `mayCreate` (a database with no check yet); a missing file throws MissingDataFile. */
+  load(mayCreate: boolean): K
+  check(key: K): string
+  /** The ConfigError's message when the key file is missing but the database has a check. */
+  missing: string
+  /** The ConfigError's message when the key is not the one the database's check was made from. */
+  mismatch(key: K, recorded: string): string
+}
+
 /**
- * The pepper, checked against the database: the database keeps a check value of the pepper its
- * client secrets and API keys were hashed with (recorded by the first server or command that uses
- * it). Another pepper (a key file lost and made again, an instance given another SECRET_PEPPER)
- * would fail every client's authentication, silently; this refuses instead (a ConfigError: the
- * server exits with EX_CONFIG), saying what to do.
- * With a check recorded, a missing key file is never made again (`mayCreate` applies only to a
- * database that has none).
+ * A key checked against the database: the database keeps a check value of the key it was used
+ * with (recorded by the first server or command that uses it). Another key (a key file lost and
+ * made again, an instance given another variable) would fail silently; this refuses instead (a
+ * ConfigError: the server exits with EX_CONFIG), saying what to do. With a check recorded, a
+ * missing key file is never made again (`mayCreate` applies only to a database that has none).
  */
-export async function databasePepper(
+export async function checkedKey<K>(db: Kysely<Database>, spec: KeyCheck<K>, mayCreate = true): Promise<K> {
+  const recorded = async () => (await db.selectFrom('key_checks').select('value').where('name', '=', spec.name).executeTakeFirst())?.value
+  const before = await recorded()
+  let key: K
+  try {
+    key = spec.load(mayCreate && before === undefined)
+  } catch (err) {
+    if (!(err instanceof MissingDataFile) || before === undefined) throw err
+    throw new ConfigError(spec.missing)
+  }
+  const check = spec.check(key)
+  if (before === undefined) {
+    await db
+      .insertInto('key_checks')
+      .values({ name: spec.name, value: check })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute()
+  }
+  // Read again: an instance starting at the same moment with another key may have recorded its own first.
+  const now = await recorded()
+  if (now !== check) throw new ConfigError(spec.mismatch(key, now ?? ''))
+  return key
+}
+
+/** Forgets a key's check value (`clients forget-pepper`, `forget-signing-key`): the next server records the key it has. */
+export async function forgetCheck(db: Kysely<Database>, name: string): Promise<boolean> {
+  const res = await db.deleteFrom('key_checks').where('name', '=', name).executeTakeFirst()
+  return Number(res.numDeletedRows) > 0
+}
+
+/**
+ * The pepper, checked against the database (checkedKey): another pepper would fail every client's
+ * authentication, silently.
+ */
+export function databasePepper(
   db: Kysely<Database>,
   config: { dataDir: string; secretPepper: string | undefined },
   mayCreate = true,
 ): Promise<string> {
-  const recorded = async () =>
-    (await db.selectFrom('key_checks').select('value').where('name', '=', PEPPER_CHECK).executeTakeFirst())?.value
-  const before = await recorded()
-  let pepper: string
-  try {
-    pepper = loadPepper(config, mayCreate && before === undefined)
-  } catch (err) {
-    if (!(err instanceof MissingDataFile) || before === undefined) throw err
-    throw new ConfigError(
-      `${pepperSource(config)} is missing, but this database's client secrets and API keys were hashed with it: ` +
+  return checkedKey(
+    db,
+    {
+      name: PEPPER_CHECK,
+      load: (create) => loadPepper(config, create),
+      check: pepperCheck,
+      missing:
+        `${pepperSource(config)} is missing, but this database's client secrets and API keys were hashed with it: ` +
         `restore it from a backup (npm run restore, or copy the file back), or set SECRET_PEPPER to the value it had. ${LOST_FOR_GOOD}`,
-    )
-  }
-  const check = pepperCheck(pepper)
-  if (before === undefined) {
-    await db
-      .insertInto('key_checks')
-      .values({ name: PEPPER_CHECK, value: check })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute()
-  }
-  // Read again: an instance starting at the same moment with another pepper may have recorded its own first.
-  if ((await recorded()) !== check) {
-    throw new ConfigError(
-      `${pepperSource(config)} is not the pepper this database's client secrets and API keys were hashed with: every client ` +
+      mismatch: () =>
+        `${pepperSource(config)} is not the pepper this database's client secrets and API keys were hashed with: every client ` +
         'would fail to authenticate. Give every instance the same SECRET_PEPPER (or none, on the embedded default), or restore ' +
         `the key file the database was used with. ${LOST_FOR_GOOD}`,
-    )
-  }
-  return pepper
+    },
+    mayCreate,
+  )
 }
 
 /** Forgets the pepper's check value (`clients forget-pepper`): the next server records the pepper it has. */
-export async function forgetPepper(db: Kysely<Database>): Promise<boolean> {
-  const res = await db.deleteFrom('key_checks').where('name', '=', PEPPER_CHECK).executeTakeFirst()
-  return Number(res.numDeletedRows) > 0
-}
+export const forgetPepper = (db: Kysely<Database>): Promise<boolean> => forgetCheck(db, PEPPER_CHECK)

@@ -1,6 +1,7 @@
 // Test helpers: a fresh app on its own data folder per test, clients and tokens, and call(),
 // which checks every response against the spec (schema for its status, headers every response
 // must carry) so that no test sees a response the contract does not describe.
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +11,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import pg from 'pg'
 import type { Test } from 'tap'
 import { type BuildOptions, buildApp } from '../../app.js'
-import { type Config, createConfig } from '../../config.js'
+import { type Config, createConfig, projectRoot } from '../../config.js'
 import { createClient } from '../../plugins/auth/admin.js'
 import { deref, Spec } from '../../plugins/spec/document.js'
 import { loadSpec } from '../../plugins/spec/load.js'
@@ -80,6 +81,41 @@ export async function testApp(t: Test, overrides: Partial<Config> = {}, options:
   t.teardown(() => app.close())
   await app.ready()
   return { app, config }
+}
+
+/** An app on exactly this configuration, started; closed at the end of the test. */
+export async function startedApp(t: Test, config: Config): Promise<FastifyInstance> {
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/**
+ * The server, as a process, on this configuration's storage (with `env`): for a start it must
+ * refuse (a key that is not the database's). Its exit code and stderr.
+ */
+export function refusedStart(config: Config, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'server.ts'],
+      {
+        cwd: projectRoot,
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          DATA_DIR: config.dataDir,
+          PORT: '0',
+          LOG_LEVEL: 'warn',
+          ...(config.databaseUrl && { DATABASE_URL: config.databaseUrl }),
+          ...env,
+        },
+      },
+      (err, _stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr: String(stderr) }),
+    )
+  })
 }
 
 export async function newClient(app: FastifyInstance, scopes: string[], name = 'test client') {
