@@ -2,12 +2,13 @@
 // 0700 and every file in it 0600 whatever the umask and whatever modes an older version left, and
 // a folder that cannot be made private is reported at start-up. SQLite (its -wal and -shm too)
 // whatever the suite's backend: that is where the files are.
+import { execFile } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
-import { createConfig } from '../config.js'
+import { createConfig, projectRoot } from '../config.js'
 import { leadOf, testApp, tokenFor } from './helpers/app.js'
 import { run } from './helpers/cli.js'
 import { testdir } from './helpers/folders.js'
@@ -68,6 +69,37 @@ for (const mask of [0o022, 0o000]) {
     checkPrivate(t, dataDir)
   })
 }
+
+t.test('keys made by instances starting together: every one reads the whole key, the same key', async (t) => {
+  // Four processes make the key of each of 12 fresh folders at the same moments. A key file
+  // created by name and then written would be read empty by the others in between (an empty
+  // pepper, an unreadable signing key): half the rounds or more did here, before keys were linked into place.
+  const root = testdir(t, {})
+  const dirs = Array.from({ length: 12 }, (_, i) => join(root, `data-${i}`))
+  const start = Date.now() + 6000 // after the four have loaded (tsx), however busy the machine
+  const outputs = await Promise.all(
+    Array.from(
+      { length: 4 },
+      () =>
+        new Promise<string[]>((resolve, reject) => {
+          execFile(
+            process.execPath,
+            ['--import', 'tsx', join('test', 'helpers', 'keep-together.ts'), String(start), ...dirs],
+            { cwd: projectRoot, timeout: 60_000 },
+            (err, stdout) => (err ? reject(err) : resolve(JSON.parse(String(stdout)) as string[])),
+          )
+        }),
+    ),
+  )
+  for (const [i, dir] of dirs.entries()) {
+    const seen = new Set(outputs.map((read) => read[i]))
+    const onDisk = readFileSync(join(dir, 'keys', 'k'), 'utf8')
+    t.same([...seen], [onDisk], `${dir}: all four read the key on disk`)
+    t.equal(onDisk.length, 43, 'a whole key')
+    t.same(readdirSync(join(dir, 'keys')), ['k'], 'no draft left beside it')
+    t.equal(mode(join(dir, 'keys', 'k')), '0600')
+  }
+})
 
 t.test('an existing folder and files an older version left readable are made private', async (t) => {
   const dataDir = testdir(t, { keys: {} })

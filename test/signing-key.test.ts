@@ -129,3 +129,12 @@ t.test('a key changed on purpose: forget-signing-key, the new key recorded, the 
   const twice = await run('clients', ['forget-signing-key'], after, { SECRET_PEPPER: pepper })
   t.match(twice.stdout, /no longer checks/, 'the new key was recorded at start')
 })
+
+t.test('a JWT_PRIVATE_KEY that is no Ed25519 PEM: a configuration error (exit 78) saying so, and how to make one', async (t) => {
+  const config = createConfig({ dataDir: testdir(t, {}), logLevel: 'silent', ...(await storageConfig(t)) })
+  const start = await refusedStart(config, { JWT_PRIVATE_KEY: 'not a key' })
+  t.equal(start.code, 78, 'the server stops with EX_CONFIG')
+  t.match(start.stderr, 'JWT_PRIVATE_KEY is not a PEM private key; generate one with: openssl genpkey -algorithm ed25519')
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  t.match(await startError({ ...config, jwtPrivateKey: rsa }), 'JWT_PRIVATE_KEY must be an Ed25519 key, not rsa')
+})

@@ -4,6 +4,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
+import { ConfigError } from '../../config.js'
 import type { Database } from '../store/schema.js'
 import { checkedKey, forgetCheck, keptValue } from './secrets.js'
 
@@ -14,15 +15,16 @@ export interface SigningKey {
   jwk: { kty: string; crv: string; x: string; kid: string; alg: 'EdDSA'; use: 'sig' }
 }
 
-export function signingKeyFrom(privatePem: string): SigningKey {
+/** The key in this PEM text; `source` names where it came from, for the errors. */
+export function signingKeyFrom(privatePem: string, source = 'JWT_PRIVATE_KEY'): SigningKey {
   let key: KeyObject
   try {
     key = createPrivateKey(privatePem)
   } catch {
-    throw new Error('JWT_PRIVATE_KEY is not a PEM private key; generate one with: openssl genpkey -algorithm ed25519')
+    throw new ConfigError(`${source} is not a PEM private key; generate one with: openssl genpkey -algorithm ed25519`)
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new Error(`JWT_PRIVATE_KEY must be an Ed25519 key, not ${key.asymmetricKeyType}`)
+    throw new ConfigError(`${source} must be an Ed25519 key, not ${key.asymmetricKeyType}`)
   }
   const pub = createPublicKey(key)
   const { x } = pub.export({ format: 'jwk' }) as { x: string }
@@ -40,6 +42,10 @@ export function signingKeyFrom(privatePem: string): SigningKey {
 
 type KeyConfig = { dataDir: string; jwtPrivateKey: string | undefined }
 
+/** Where the key comes from, for messages. */
+const keySource = (config: KeyConfig): string =>
+  config.jwtPrivateKey !== undefined ? 'JWT_PRIVATE_KEY' : join(config.dataDir, 'keys', 'signing-key.pem')
+
 export function loadSigningKey(config: KeyConfig, mayCreate = true): SigningKey {
   const pem =
     config.jwtPrivateKey ??
@@ -49,13 +55,10 @@ export function loadSigningKey(config: KeyConfig, mayCreate = true): SigningKey 
       () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       mayCreate,
     )
-  return signingKeyFrom(pem)
+  return signingKeyFrom(pem, keySource(config))
 }
 
 const SIGNING_KEY_CHECK = 'signing-key'
-
-const keySource = (config: KeyConfig): string =>
-  config.jwtPrivateKey !== undefined ? 'JWT_PRIVATE_KEY' : join(config.dataDir, 'keys', 'signing-key.pem')
 
 const TO_CHANGE_IT =
   'To sign with another key on purpose: run `npm run clients -- forget-signing-key`, then start every instance with the ' +

@@ -1,7 +1,7 @@
 // Client secrets and API keys: 256-bit random values, stored as HMAC-SHA256 under a server key
 // (a password KDF adds nothing for random secrets), compared in constant time.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { ConfigError } from '../../config.js'
@@ -42,11 +42,19 @@ export function keptValue(dataDir: string, name: string, create: () => string, m
     if (!mayCreate) throw new MissingDataFile(`there is no key at ${file}: a server started with this DATA_DIR creates it`)
   }
   privateDir(dir)
+  // Written whole under a name of its own, then linked into place: link() fails when the name is
+  // taken, so of processes starting together (instances on one data folder) one wins, and the
+  // others read its whole file. Creating the name itself ('wx') would let them read it empty,
+  // between its creation and its write: an empty pepper, an unreadable signing key.
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.new`
+  writePrivateFile(draft, create(), 'wx')
   try {
-    writePrivateFile(file, create(), 'wx')
+    linkSync(draft, file)
   } catch (err) {
-    // Another process (a second instance) created it first: use theirs.
+    // Another process created it first: use theirs.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  } finally {
+    rmSync(draft, { force: true })
   }
   return readFileSync(file, 'utf8')
 }
