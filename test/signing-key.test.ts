@@ -138,3 +138,26 @@ t.test('a JWT_PRIVATE_KEY that is no Ed25519 PEM: a configuration error (exit 78
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
   t.match(await startError({ ...config, jwtPrivateKey: rsa }), 'JWT_PRIVATE_KEY must be an Ed25519 key, not rsa')
 })
+
+t.test('a snapshot of a server whose key is JWT_PRIVATE_KEY, restored: refused without it, the old token verifies with it', async (t) => {
+  // The embedded default (backups are of its SQLite folder), whichever store the suite runs on.
+  const root = testdir(t, {})
+  const key = newKey()
+  const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', jwtPrivateKey: key })
+  const first = await startedApp(t, source)
+  const { token } = await tokenFor(first, ['read:projects'])
+  await first.close()
+  const made = await run('backup', ['backup', '--to', join(root, 'backups')], source, { JWT_PRIVATE_KEY: key })
+  t.equal(made.code, 0, made.stderr)
+  t.match(made.stdout + made.stderr, /JWT_PRIVATE_KEY/, 'the backup says the key is not in it')
+  const path = /^backup: (\S+)/m.exec(made.stdout)?.[1] ?? ''
+
+  const into = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
+  const restored = await run('backup', ['restore', '--from', path], into)
+  t.equal(restored.code, 0, restored.stderr)
+  const keyFile = join(into.dataDir, 'keys', 'signing-key.pem')
+  t.match(await startError(into), `${keyFile} is missing, but this database's access tokens are signed with it`)
+  t.notOk(existsSync(keyFile), 'and it made no key of its own')
+  const app = await startedApp(t, { ...into, jwtPrivateKey: key })
+  t.same(await projects(app, token), { status: 200 }, 'with JWT_PRIVATE_KEY, the token issued before the backup verifies')
+})
