@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number> {
   // Validate before touching storage: a bad file changes nothing.
   const projects = command === 'import' ? readCatalogueFile(new Spec(loadSpec()), file ?? catalogueFile) : []
   const store = await openServerStore(config, parsed.values['new-database'] === true)
-  const catalogue = new CatalogueRepository(store.db)
+  const catalogue = new CatalogueRepository(store.db, store.dialect)
   try {
     if (command === 'import') {
       const etag = await catalogue.publish(projects, new Date().toISOString())

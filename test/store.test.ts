@@ -60,7 +60,7 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
 const repositories = (store: Store) => ({
   clients: new ClientsRepository(store.db),
   leads: new LeadsRepository(store),
-  catalogue: new CatalogueRepository(store.db),
+  catalogue: new CatalogueRepository(store.db, store.dialect),
   webhooks: new WebhooksRepository(store.db, store.dialect),
 })
 

@@ -1,5 +1,9 @@
-// Creating, rotating and revoking clients and API keys: shared by the CLI and the bootstrap.
+// Creating, rotating and revoking clients and API keys: shared by the CLI and the bootstrap
+// client a first start makes.
 // Scopes are checked against the ones the spec declares (given by the caller).
+import { join } from 'node:path'
+import type { Config } from '../../config.js'
+import { privateDir, privateFile, writePrivateFile } from '../store/private-files.js'
 import type { ClientsRepository } from './clients.js'
 import { hashSecret, newApiKeyId, newClientId, newSecret } from './secrets.js'
 
@@ -65,4 +69,37 @@ export async function createApiKey(
     revoked_at: null,
   })
   return { id, api_key: key, scopes }
+}
+
+/**
+ * First start with no clients: create one with every scope, so the API is usable at once.
+ * Its credentials come from configuration, or are written to an owner-only file whose path
+ * (never the secret) is logged. Instances starting together on a new database may both find no
+ * configured client and both create it: the one whose insert loses finds it made, and goes on.
+ */
+export async function bootstrapClient(
+  log: { info: (o: object, m: string) => void },
+  config: Pick<Config, 'dataDir' | 'bootstrapClientId' | 'bootstrapClientSecret'>,
+  admin: ClientAdmin,
+): Promise<void> {
+  const file = join(config.dataDir, 'bootstrap-client.json')
+  privateFile(file) // one an older version wrote with the umask's mode
+  const id = config.bootstrapClientId
+  if (id && config.bootstrapClientSecret) {
+    if (await admin.clients.find(id)) return
+    try {
+      await createClient(admin, { name: 'bootstrap', scopes: [...admin.scopes], id, secret: config.bootstrapClientSecret })
+    } catch (err) {
+      // Another instance created it meanwhile (the id is the clients' key): the same client, from the same configuration.
+      if (await admin.clients.find(id)) return
+      throw err
+    }
+    log.info({ client_id: id }, 'bootstrap client created from configuration')
+    return
+  }
+  if ((await admin.clients.count()) > 0) return
+  const creds = await createClient(admin, { name: 'bootstrap', scopes: [...admin.scopes] })
+  privateDir(config.dataDir)
+  writePrivateFile(file, `${JSON.stringify(creds, null, 2)}\n`)
+  log.info({ client_id: creds.client_id, credentials_file: file }, 'bootstrap client created; its secret is in the credentials file')
 }

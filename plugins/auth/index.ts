@@ -3,14 +3,12 @@
 // glue's security handlers, named after the spec's securitySchemes and fed each operation's
 // scopes from the spec.
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import fastifyJwt from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { AppError } from '../errors/codes.js'
-import { privateDir, privateFile, writePrivateFile } from '../store/private-files.js'
-import { type ClientAdmin, createClient } from './admin.js'
+import { bootstrapClient, type ClientAdmin } from './admin.js'
 import { ClientStatusCache, type Standing } from './client-status.js'
 import { type ClientRow, ClientsRepository } from './clients.js'
 import { type FailureGuard, failureGuard } from './failures.js'
@@ -297,30 +295,3 @@ export default fp<{ config: Config }>(
   },
   { name: 'auth', fastify: '5.x', dependencies: ['spec', 'store', 'rate-limit'] },
 )
-
-/**
- * First start with no clients: create one with every scope, so the API is usable at once.
- * Its credentials come from configuration, or are written to an owner-only file whose path
- * (never the secret) is logged.
- */
-async function bootstrapClient(log: { info: (o: object, m: string) => void }, config: Config, admin: ClientAdmin): Promise<void> {
-  const file = join(config.dataDir, 'bootstrap-client.json')
-  privateFile(file) // one an older version wrote with the umask's mode
-  if (config.bootstrapClientId && config.bootstrapClientSecret) {
-    if (!(await admin.clients.find(config.bootstrapClientId))) {
-      await createClient(admin, {
-        name: 'bootstrap',
-        scopes: [...admin.scopes],
-        id: config.bootstrapClientId,
-        secret: config.bootstrapClientSecret,
-      })
-      log.info({ client_id: config.bootstrapClientId }, 'bootstrap client created from configuration')
-    }
-    return
-  }
-  if ((await admin.clients.count()) > 0) return
-  const creds = await createClient(admin, { name: 'bootstrap', scopes: [...admin.scopes] })
-  privateDir(config.dataDir)
-  writePrivateFile(file, `${JSON.stringify(creds, null, 2)}\n`)
-  log.info({ client_id: creds.client_id, credentials_file: file }, 'bootstrap client created; its secret is in the credentials file')
-}

@@ -36,7 +36,7 @@ declare module 'fastify' {
 
 export default fp<{ config: Config }>(
   async (app, { config }) => {
-    const repository = new CatalogueRepository(app.store.db)
+    const repository = new CatalogueRepository(app.store.db, app.store.dialect)
     let view: CatalogueView | undefined
 
     if (config.seedCatalogue && (await repository.currentEtag()) === undefined) {

@@ -1,8 +1,12 @@
 // The published project catalogue: replaced whole, in one transaction, so a reader sees
-// either the old catalogue or the new one, never a mix.
+// either the old catalogue or the new one, never a mix. Publishes take turns (store/turns.ts):
+// two at once (instances seeding a new database together, two operators) would otherwise each
+// delete what they see and insert, and the second fail on the first's rows (PostgreSQL).
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import type { Dialect } from '../store/migrations.js'
 import type { Database } from '../store/schema.js'
+import { takeTurn } from '../store/turns.js'
 
 export interface PublishedCatalogue {
   etag: string
@@ -12,7 +16,10 @@ export interface PublishedCatalogue {
 }
 
 export class CatalogueRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
 
   /** The current version's tag, without reading the projects (cheap to poll). */
   async currentEtag(): Promise<string | undefined> {
@@ -37,6 +44,7 @@ export class CatalogueRepository {
       .digest('base64url')
       .slice(0, 27)
     await this.db.transaction().execute(async (trx) => {
+      await takeTurn(trx, this.dialect, 'catalogue')
       await trx.deleteFrom('projects').execute()
       await trx.deleteFrom('catalogue').execute()
       if (projects.length === 0) return

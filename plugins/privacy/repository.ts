@@ -6,6 +6,7 @@ import { type LeadRecord, toRecord } from '../leads/repository.js'
 import type { Dialect } from '../store/migrations.js'
 import type { Store } from '../store/open.js'
 import type { Database, LeadErasuresTable } from '../store/schema.js'
+import { takeTurn } from '../store/turns.js'
 import { type ErasureReason, leadErased } from '../webhooks/events.js'
 import { deleteLeadEvents, writeEvents } from '../webhooks/repository.js'
 
@@ -84,7 +85,7 @@ export class PrivacyRepository {
     return this.db.transaction().execute(async (trx) => {
       // PostgreSQL: erasures one at a time (per schema), so that two of them over the same leads
       // (a request and the retention sweep, two instances' sweeps) never deadlock on row locks.
-      if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.lead-erasure'))`.execute(trx)
+      await takeTurn(trx, this.dialect, 'lead-erasure')
       const gone = await trx.deleteFrom('leads').where('id', 'in', ids).returning(['id', 'fields', 'seq']).execute()
       if (gone.length === 0) return []
       const erased = gone.map((r) => r.id)

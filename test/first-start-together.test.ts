@@ -1,0 +1,47 @@
+// Instances started together on a new database (a deployment that starts two at once, an
+// operator publishing while an instance seeds): what a first start makes is made once, and
+// neither start fails on the other's rows. Two server processes on a new PostgreSQL database
+// failed so, 4 starts in 10 ("duplicate key value violates unique constraint clients_pkey",
+// "projects_pkey"); here the same two steps run at once on one store, through its pool.
+import { randomBytes } from 'node:crypto'
+import t from 'tap'
+import { bootstrapClient } from '../plugins/auth/admin.js'
+import { CatalogueRepository } from '../plugins/catalogue/repository.js'
+import { testApp } from './helpers/app.js'
+
+const quiet = { info: () => {} }
+
+t.test('two bootstraps of the configured client at once: both go on, one client', async (t) => {
+  const { app, config } = await testApp(t)
+  const configured = {
+    dataDir: config.dataDir,
+    bootstrapClientId: 'cl_together',
+    bootstrapClientSecret: randomBytes(32).toString('base64url'),
+  }
+  const before = (await app.auth.admin.clients.list()).map((c) => c.id)
+  const results = await Promise.allSettled([1, 2, 3].map(() => bootstrapClient(quiet, configured, app.auth.admin)))
+  t.same(
+    results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.status)),
+    ['fulfilled', 'fulfilled', 'fulfilled'],
+    'none fails',
+  )
+  const made = (await app.auth.admin.clients.list()).map((c) => c.id).filter((id) => !before.includes(id))
+  t.same(made, ['cl_together'], 'one client made, the configured one')
+})
+
+t.test('two publishes of the catalogue at once: both go on, and the catalogue is one of them whole', async (t) => {
+  const { app } = await testApp(t)
+  const repo = new CatalogueRepository(app.store.db, app.store.dialect)
+  const first = [{ id: 'p-a' }, { id: 'p-b' }]
+  const second = [{ id: 'p-b' }, { id: 'p-c' }]
+  for (let round = 0; round < 5; round++) {
+    const results = await Promise.allSettled([repo.publish(first, '2026-11-25T00:00:00Z'), repo.publish(second, '2026-11-25T00:00:01Z')])
+    t.same(
+      results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.status)),
+      ['fulfilled', 'fulfilled'],
+      `round ${round}: none fails`,
+    )
+    const ids = ((await repo.current())?.projects as { id: string }[]).map((p) => p.id).join(',')
+    t.ok(ids === 'p-a,p-b' || ids === 'p-b,p-c', `round ${round}: one catalogue whole (${ids})`)
+  }
+})
