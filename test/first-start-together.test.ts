@@ -41,7 +41,7 @@ t.test('two publishes of the catalogue at once: both go on, and the catalogue is
       ['fulfilled', 'fulfilled'],
       `round ${round}: none fails`,
     )
-    const ids = ((await repo.current())?.projects as { id: string }[]).map((p) => p.id).join(',')
+    const ids = (((await repo.current())?.projects ?? []) as { id: string }[]).map((p) => p.id).join(',')
     t.ok(ids === 'p-a,p-b' || ids === 'p-b,p-c', `round ${round}: one catalogue whole (${ids})`)
   }
 })
