@@ -1,8 +1,9 @@
 // Instances started together on a new database (a deployment that starts two at once, an
-// operator publishing while an instance seeds): what a first start makes is made once, and
-// neither start fails on the other's rows. Two server processes on a new PostgreSQL database
-// failed so, 4 starts in 10 ("duplicate key value violates unique constraint clients_pkey",
-// "projects_pkey"); here the same two steps run at once on one store, through its pool.
+// operator publishing while an instance seeds): the configured bootstrap client is made once,
+// publishes of the catalogue take turns, and neither start fails on the other's rows. Two server
+// processes on a new PostgreSQL database failed so, 4 starts in 10 ("duplicate key value violates
+// unique constraint clients_pkey", "projects_pkey"); here the same two steps run at once on one
+// store, through its pool.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { bootstrapClient } from '../plugins/auth/admin.js'

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { createConfig } from '../config.js'
 import { basic, newClient, refusedStart, startedApp, storageConfig } from './helpers/app.js'
-import { field, run } from './helpers/cli.js'
+import { backedUpAndRestored, field, run } from './helpers/cli.js'
 import { testdir } from './helpers/folders.js'
 
 const tokenStatus = async (app: FastifyInstance, id: string, secret: string): Promise<number> =>
@@ -96,21 +96,15 @@ t.test('a pepper lost for good: forget-pepper, a new pepper, each client rotated
 })
 
 t.test('a snapshot of a server whose pepper is SECRET_PEPPER, restored: refused without it, the old secret works with it', async (t) => {
-  // The embedded default (backups are of its SQLite folder), whichever store the suite runs on.
-  const root = testdir(t, {})
   const pepper = 'p'.repeat(43)
-  const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', secretPepper: pepper })
-  const first = await startedApp(t, source)
-  const client = await newClient(first, ['read:projects'])
-  await first.close()
-  const made = await run('backup', ['backup', '--to', join(root, 'backups')], source, { SECRET_PEPPER: pepper })
-  t.equal(made.code, 0, made.stderr)
-  t.match(made.stdout + made.stderr, /SECRET_PEPPER/, 'the backup says the pepper is not in it')
-  const path = /^backup: (\S+)/m.exec(made.stdout)?.[1] ?? ''
-
-  const into = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
-  const restored = await run('backup', ['restore', '--from', path], into)
-  t.equal(restored.code, 0, restored.stderr)
+  const {
+    made: client,
+    backupOutput,
+    restored: into,
+  } = await backedUpAndRestored(t, testdir(t, {}), { config: { secretPepper: pepper }, env: { SECRET_PEPPER: pepper } }, (app) =>
+    newClient(app, ['read:projects']),
+  )
+  t.match(backupOutput, /SECRET_PEPPER/, 'the backup says the pepper is not in it')
   const start = await refusedStart(into)
   t.equal(start.code, 78, 'restored without SECRET_PEPPER, the server stops with EX_CONFIG')
   t.match(start.stderr, `${join(into.dataDir, 'keys', 'secret-pepper')} is missing`)

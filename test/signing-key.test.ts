@@ -8,12 +8,12 @@ import { generateKeyPairSync } from 'node:crypto'
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
 import { type Config, createConfig } from '../config.js'
 import { signingKeyFrom } from '../plugins/auth/keys.js'
 import { refusedStart, startedApp, storageConfig, tokenFor } from './helpers/app.js'
-import { run } from './helpers/cli.js'
+import { backedUpAndRestored, run } from './helpers/cli.js'
 import { testdir } from './helpers/folders.js'
 
 const newKey = (): string => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
@@ -31,6 +31,21 @@ async function startError(config: Config): Promise<string> {
   }
 }
 
+/** A database whose tokens are signed with `key` (and hashed with `pepper`), a token issued there, the server stopped. */
+async function issuedWith(t: Test, key: string, pepper: string): Promise<{ config: Config; token: string }> {
+  const config = createConfig({
+    dataDir: testdir(t, {}),
+    logLevel: 'silent',
+    ...(await storageConfig(t)),
+    secretPepper: pepper,
+    jwtPrivateKey: key,
+  })
+  const first = await startedApp(t, config)
+  const { token } = await tokenFor(first, ['read:projects'])
+  await first.close()
+  return { config, token }
+}
+
 /** What getProjects answers to this bearer token: the status and the error's code, if any. */
 async function projects(app: FastifyInstance, token: string): Promise<{ status: number; error?: string }> {
   const res = await app.inject({ method: 'GET', url: '/project_metadata.json', headers: { authorization: `Bearer ${token}` } })
@@ -38,14 +53,9 @@ async function projects(app: FastifyInstance, token: string): Promise<{ status: 
 }
 
 t.test('instances with different JWT_PRIVATE_KEYs on one database: the second is refused, and says which kids differ', async (t) => {
-  const storage = await storageConfig(t)
-  const dataDir = testdir(t, {})
   const pepper = 'p'.repeat(43)
   const [keyA, keyB] = [newKey(), newKey()]
-  const a = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: pepper, jwtPrivateKey: keyA })
-  const first = await startedApp(t, a)
-  const { token } = await tokenFor(first, ['read:projects'])
-  await first.close()
+  const { config: a, token } = await issuedWith(t, keyA, pepper)
 
   const start = await refusedStart(a, { SECRET_PEPPER: pepper, JWT_PRIVATE_KEY: keyB })
   t.equal(start.code, 78, 'the server stops with EX_CONFIG')
@@ -104,14 +114,9 @@ t.test('a second instance on the same PostgreSQL database without JWT_PRIVATE_KE
 })
 
 t.test('a key changed on purpose: forget-signing-key, the new key recorded, the old tokens refused', async (t) => {
-  const storage = await storageConfig(t)
-  const dataDir = testdir(t, {})
   const pepper = 'r'.repeat(43)
   const [oldKey, freshKey] = [newKey(), newKey()]
-  const before = createConfig({ dataDir, logLevel: 'silent', ...storage, secretPepper: pepper, jwtPrivateKey: oldKey })
-  const first = await startedApp(t, before)
-  const { token } = await tokenFor(first, ['read:projects'])
-  await first.close()
+  const { config: before, token } = await issuedWith(t, oldKey, pepper)
   const after = { ...before, jwtPrivateKey: freshKey }
   t.match(await startError(after), /is not the key this database's access tokens are signed with/)
 
@@ -140,21 +145,16 @@ t.test('a JWT_PRIVATE_KEY that is no Ed25519 PEM: a configuration error (exit 78
 })
 
 t.test('a snapshot of a server whose key is JWT_PRIVATE_KEY, restored: refused without it, the old token verifies with it', async (t) => {
-  // The embedded default (backups are of its SQLite folder), whichever store the suite runs on.
-  const root = testdir(t, {})
   const key = newKey()
-  const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', jwtPrivateKey: key })
-  const first = await startedApp(t, source)
-  const { token } = await tokenFor(first, ['read:projects'])
-  await first.close()
-  const made = await run('backup', ['backup', '--to', join(root, 'backups')], source, { JWT_PRIVATE_KEY: key })
-  t.equal(made.code, 0, made.stderr)
-  t.match(made.stdout + made.stderr, /JWT_PRIVATE_KEY/, 'the backup says the key is not in it')
-  const path = /^backup: (\S+)/m.exec(made.stdout)?.[1] ?? ''
-
-  const into = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
-  const restored = await run('backup', ['restore', '--from', path], into)
-  t.equal(restored.code, 0, restored.stderr)
+  const {
+    made,
+    backupOutput,
+    restored: into,
+  } = await backedUpAndRestored(t, testdir(t, {}), { config: { jwtPrivateKey: key }, env: { JWT_PRIVATE_KEY: key } }, (app) =>
+    tokenFor(app, ['read:projects']),
+  )
+  const { token } = made
+  t.match(backupOutput, /JWT_PRIVATE_KEY/, 'the backup says the key is not in it')
   const keyFile = join(into.dataDir, 'keys', 'signing-key.pem')
   t.match(await startError(into), `${keyFile} is missing, but this database's access tokens are signed with it`)
   t.notOk(existsSync(keyFile), 'and it made no key of its own')

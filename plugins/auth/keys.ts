@@ -2,11 +2,10 @@
 // so tokens survive a restart. Its public half is published as a JWK with an RFC 7638 kid, and
 // the database keeps that kid, so that every instance on it signs with the same key.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { ConfigError } from '../../config.js'
 import type { Database } from '../store/schema.js'
-import { checkedKey, forgetCheck, keptValue } from './secrets.js'
+import { checkedKey, configuredKey, forgetCheck } from './secrets.js'
 
 export interface SigningKey {
   privatePem: string
@@ -42,20 +41,14 @@ export function signingKeyFrom(privatePem: string, source = 'JWT_PRIVATE_KEY'): 
 
 type KeyConfig = { dataDir: string; jwtPrivateKey: string | undefined }
 
-/** Where the key comes from, for messages. */
-const keySource = (config: KeyConfig): string =>
-  config.jwtPrivateKey !== undefined ? 'JWT_PRIVATE_KEY' : join(config.dataDir, 'keys', 'signing-key.pem')
+const signingKeyOf = (config: KeyConfig) =>
+  configuredKey('JWT_PRIVATE_KEY', config.jwtPrivateKey, config.dataDir, 'signing-key.pem', () =>
+    generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+  )
 
 export function loadSigningKey(config: KeyConfig, mayCreate = true): SigningKey {
-  const pem =
-    config.jwtPrivateKey ??
-    keptValue(
-      config.dataDir,
-      'signing-key.pem',
-      () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      mayCreate,
-    )
-  return signingKeyFrom(pem, keySource(config))
+  const { source, load } = signingKeyOf(config)
+  return signingKeyFrom(load(mayCreate), source)
 }
 
 const SIGNING_KEY_CHECK = 'signing-key'
@@ -72,16 +65,17 @@ const TO_CHANGE_IT =
  * at random. It refuses to start instead.
  */
 export function databaseSigningKey(db: Kysely<Database>, config: KeyConfig): Promise<SigningKey> {
+  const source = signingKeyOf(config).source
   return checkedKey(db, {
     name: SIGNING_KEY_CHECK,
     load: (create) => loadSigningKey(config, create),
     check: (key) => key.kid,
     missing:
-      `${keySource(config)} is missing, but this database's access tokens are signed with it: copy it back (or restore it ` +
+      `${source} is missing, but this database's access tokens are signed with it: copy it back (or restore it ` +
       'with npm run restore), or set JWT_PRIVATE_KEY to the key it held, the same on every instance. ' +
       `A server started without it here would sign tokens the other instances refuse. ${TO_CHANGE_IT}.`,
     mismatch: (key, recorded) =>
-      `${keySource(config)} is not the key this database's access tokens are signed with (this key's kid is ${key.kid}, ` +
+      `${source} is not the key this database's access tokens are signed with (this key's kid is ${key.kid}, ` +
       `the database's ${recorded}): the other instances would refuse this one's tokens (invalid_token), and it theirs. ` +
       `Give every instance the same JWT_PRIVATE_KEY (or none, on the embedded default), or restore the key file. ${TO_CHANGE_IT}.`,
   })

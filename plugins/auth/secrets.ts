@@ -59,18 +59,28 @@ export function keptValue(dataDir: string, name: string, create: () => string, m
   return readFileSync(file, 'utf8')
 }
 
+/**
+ * A key given by its variable, else kept in `dataDir/keys/<file>` (keptValue, made there only
+ * when `mayCreate`), and where it comes from: the variable's name or the file's path, for messages.
+ */
+export function configuredKey(variable: string, value: string | undefined, dataDir: string, file: string, create: () => string) {
+  return {
+    source: value !== undefined ? variable : join(dataDir, 'keys', file),
+    load: (mayCreate = true): string => value ?? keptValue(dataDir, file, create, mayCreate),
+  }
+}
+
+const pepperKey = (config: { dataDir: string; secretPepper: string | undefined }) =>
+  configuredKey('SECRET_PEPPER', config.secretPepper, config.dataDir, 'secret-pepper', () => randomBytes(32).toString('base64url'))
+
 export function loadPepper(config: { dataDir: string; secretPepper: string | undefined }, mayCreate = true): string {
-  return config.secretPepper ?? keptValue(config.dataDir, 'secret-pepper', () => randomBytes(32).toString('base64url'), mayCreate)
+  return pepperKey(config).load(mayCreate)
 }
 
 const PEPPER_CHECK = 'secret-pepper'
 
 /** What the database keeps of the pepper: a keyed hash of a fixed text under it (the pepper cannot be had from it). */
 const pepperCheck = (pepper: string): string => hashSecret(pepper, 'studio-api: the pepper of this database')
-
-/** Where the pepper comes from, for messages. */
-const pepperSource = (config: { dataDir: string; secretPepper: string | undefined }): string =>
-  config.secretPepper !== undefined ? 'SECRET_PEPPER' : join(config.dataDir, 'keys', 'secret-pepper')
 
 const LOST_FOR_GOOD =
   'If it is lost for good, so is every client secret and API key: run `npm run clients -- forget-pepper`, start the server ' +
@@ -135,17 +145,18 @@ export function databasePepper(
   config: { dataDir: string; secretPepper: string | undefined },
   mayCreate = true,
 ): Promise<string> {
+  const { source, load } = pepperKey(config)
   return checkedKey(
     db,
     {
       name: PEPPER_CHECK,
-      load: (create) => loadPepper(config, create),
+      load,
       check: pepperCheck,
       missing:
-        `${pepperSource(config)} is missing, but this database's client secrets and API keys were hashed with it: ` +
+        `${source} is missing, but this database's client secrets and API keys were hashed with it: ` +
         `restore it from a backup (npm run restore, or copy the file back), or set SECRET_PEPPER to the value it had. ${LOST_FOR_GOOD}`,
       mismatch: () =>
-        `${pepperSource(config)} is not the pepper this database's client secrets and API keys were hashed with: every client ` +
+        `${source} is not the pepper this database's client secrets and API keys were hashed with: every client ` +
         'would fail to authenticate. Give every instance the same SECRET_PEPPER (or none, on the embedded default), or restore ' +
         `the key file the database was used with. ${LOST_FOR_GOOD}`,
     },

@@ -13,6 +13,7 @@
 // prepared once per connection.
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from './schema.js'
+import { turnStatement } from './turns.js'
 
 /** What one statement of a batch returned: its rows (RETURNING), and how many rows it wrote. */
 export interface BatchResult {
@@ -104,8 +105,8 @@ const PREPARED_TEXTS = 64
  * by the driver's own escapeLiteral. The first batch of a statement on a connection prepares it
  * in the same message; later ones only execute it, so PostgreSQL neither parses nor plans the
  * statement again, nor copies a long literal through its planner (that was about half of its
- * work for a batch of leads). A named lock first: a transaction-scoped advisory lock of the
- * schema, held until the batch commits.
+ * work for a batch of leads). A named lock first: the schema's turn (store/turns.ts), a
+ * statement like the others, held until the batch commits.
  */
 export function postgresBatch(
   db: Kysely<Database>,
@@ -127,7 +128,8 @@ export function postgresBatch(
   return async (statements, lock) => {
     // Compiled, and their arguments written, before a connection is taken: what throws here
     // holds none.
-    const compiled = statements.map((statement) => {
+    const all = lock === undefined ? statements : [turnStatement(lock), ...statements]
+    const compiled = all.map((statement) => {
       const query = statement.compile(db)
       return { sql: query.sql, args: args(query.parameters) }
     })
@@ -138,7 +140,6 @@ export function postgresBatch(
       prepared.set(connection, ready)
     }
     const texts: string[] = []
-    if (lock !== undefined) texts.push(`select pg_advisory_xact_lock(hashtext(current_schema() || ${escapeLiteral(`.${lock}`)}))`)
     /** Where each statement's own answer is in the message's. */
     const answers: number[] = []
     for (const [i, { sql: text, args: values }] of compiled.entries()) {
@@ -169,8 +170,10 @@ export function postgresBatch(
       throw err
     }
     connection.release()
-    const all = Array.isArray(answer) ? answer : [answer]
-    return answers.map((i) => ({ rows: all[i]?.rows ?? [], rowCount: all[i]?.rowCount ?? 0 }))
+    const got = Array.isArray(answer) ? answer : [answer]
+    const results = answers.map((i) => ({ rows: got[i]?.rows ?? [], rowCount: got[i]?.rowCount ?? 0 }))
+    // The turn's own answer is not the caller's.
+    return lock === undefined ? results : results.slice(1)
   }
 
   function args(parameters: readonly unknown[]): string {

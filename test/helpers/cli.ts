@@ -1,7 +1,10 @@
 // The operator CLIs (scripts/<name>.ts) as child processes, on the storage of a running test app.
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { type Config, projectRoot } from '../../config.js'
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import { type Config, createConfig, projectRoot } from '../../config.js'
+import { startedApp } from './app.js'
 
 export interface Run {
   code: number
@@ -42,4 +45,29 @@ export const field = (out: string, name: string): string => {
   const m = new RegExp(`^${name}: (\\S+)$`, 'm').exec(out)
   if (!m?.[1]) throw new Error(`no ${name} in ${out}`)
   return m[1]
+}
+
+/**
+ * A server of the embedded default (backups are of its SQLite folder) under `root`, started with
+ * these keys from the environment (`config`, and `env` for the backup command), `before` run on it;
+ * then stopped, backed up, and restored into a new data folder, whose configuration has none of
+ * the keys. What `before` returned, the backup command's output, and the restored configuration.
+ */
+export async function backedUpAndRestored<T>(
+  t: Test,
+  root: string,
+  keys: { config: Partial<Config>; env: Record<string, string> },
+  before: (app: FastifyInstance) => Promise<T>,
+): Promise<{ made: T; backupOutput: string; restored: Config }> {
+  const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', ...keys.config })
+  const first = await startedApp(t, source)
+  const made = await before(first)
+  await first.close()
+  const backup = await run('backup', ['backup', '--to', join(root, 'backups')], source, keys.env)
+  t.equal(backup.code, 0, backup.stderr)
+  const path = /^backup: (\S+)/m.exec(backup.stdout)?.[1] ?? ''
+  const restored = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
+  const restore = await run('backup', ['restore', '--from', path], restored)
+  t.equal(restore.code, 0, restore.stderr)
+  return { made, backupOutput: backup.stdout + backup.stderr, restored }
 }
