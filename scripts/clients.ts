@@ -101,7 +101,11 @@ async function main(argv: string[]): Promise<number> {
   const spec = new Spec(loadSpec())
   let admin: ClientAdmin
   try {
-    admin = { clients: new ClientsRepository(store.db), pepper: await serverPepper(store, config, newDatabase), scopes: spec.scopes }
+    admin = {
+      clients: new ClientsRepository(store.db, store.dialect),
+      pepper: await serverPepper(store, config, newDatabase),
+      scopes: spec.scopes,
+    }
   } catch (err) {
     await store.close()
     throw err

@@ -58,7 +58,7 @@ const backends: { name: string; config: (t: Test) => Promise<StoreConfig | undef
 
 /** The store is the connection; each feature's repository is built over it. */
 const repositories = (store: Store) => ({
-  clients: new ClientsRepository(store.db),
+  clients: new ClientsRepository(store.db, store.dialect),
   leads: new LeadsRepository(store),
   catalogue: new CatalogueRepository(store.db, store.dialect),
   webhooks: new WebhooksRepository(store.db, store.dialect),

@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import type { Config } from '../../config.js'
 import { privateDir, privateFile, writePrivateFile } from '../store/private-files.js'
-import type { ClientsRepository } from './clients.js'
+import type { ClientRow, ClientsRepository } from './clients.js'
 import { hashSecret, newApiKeyId, newClientId, newSecret } from './secrets.js'
 
 export interface IssuedCredentials {
@@ -28,23 +28,35 @@ export function checkScopes(scopes: string[], known: readonly string[]): string[
   return [...new Set(scopes)]
 }
 
-export async function createClient(
-  { clients, pepper, scopes: known }: ClientAdmin,
+/** A new client's row and credentials (the secret is given, or made). */
+function newClient(
+  { pepper, scopes: known }: ClientAdmin,
   opts: { name: string; scopes: string[]; id?: string; secret?: string },
-): Promise<IssuedCredentials> {
+): { row: ClientRow; credentials: IssuedCredentials } {
   const scopes = checkScopes(opts.scopes, known)
   const id = opts.id ?? newClientId()
   const secret = opts.secret ?? newSecret()
-  await clients.create({
-    id,
-    name: opts.name,
-    scopes: scopes.join(' '),
-    secret_hash: hashSecret(pepper, secret),
-    secret_generation: 0,
-    created_at: new Date().toISOString(),
-    revoked_at: null,
-  })
-  return { client_id: id, client_secret: secret, name: opts.name, scopes }
+  return {
+    row: {
+      id,
+      name: opts.name,
+      scopes: scopes.join(' '),
+      secret_hash: hashSecret(pepper, secret),
+      secret_generation: 0,
+      created_at: new Date().toISOString(),
+      revoked_at: null,
+    },
+    credentials: { client_id: id, client_secret: secret, name: opts.name, scopes },
+  }
+}
+
+export async function createClient(
+  admin: ClientAdmin,
+  opts: { name: string; scopes: string[]; id?: string; secret?: string },
+): Promise<IssuedCredentials> {
+  const { row, credentials } = newClient(admin, opts)
+  await admin.clients.create(row)
+  return credentials
 }
 
 /** A new secret for an active client: the old one stops at once, its tokens within the status TTL. */
@@ -75,7 +87,9 @@ export async function createApiKey(
  * First start with no clients: create one with every scope, so the API is usable at once.
  * Its credentials come from configuration, or are written to an owner-only file whose path
  * (never the secret) is logged. Instances starting together on a new database may both find no
- * configured client and both create it: the one whose insert loses finds it made, and goes on.
+ * configured client and both create it: the one whose insert loses finds it made, and goes on. A
+ * generated client is made by one of them only (ClientsRepository.createFirst), and only that one
+ * writes the file: a second would be a client whose secret no file holds.
  */
 export async function bootstrapClient(
   log: { info: (o: object, m: string) => void },
@@ -98,7 +112,9 @@ export async function bootstrapClient(
     return
   }
   if ((await admin.clients.count()) > 0) return
-  const creds = await createClient(admin, { name: 'bootstrap', scopes: [...admin.scopes] })
+  // Counted again with the insert, in turn: of instances starting together, one makes it (and its file).
+  const { row, credentials: creds } = newClient(admin, { name: 'bootstrap', scopes: [...admin.scopes] })
+  if (!(await admin.clients.createFirst(row))) return
   privateDir(config.dataDir)
   writePrivateFile(file, `${JSON.stringify(creds, null, 2)}\n`)
   log.info({ client_id: creds.client_id, credentials_file: file }, 'bootstrap client created; its secret is in the credentials file')

@@ -1,15 +1,34 @@
 // OAuth clients and API keys. Secrets are stored only as keyed hashes.
 import type { Kysely, Selectable } from 'kysely'
+import type { Dialect } from '../store/migrations.js'
 import type { ApiKeysTable, ClientsTable, Database } from '../store/schema.js'
+import { takeTurn } from '../store/turns.js'
 
 export type ClientRow = Selectable<ClientsTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 
 export class ClientsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
 
   async create(row: ClientRow): Promise<void> {
     await this.db.insertInto('clients').values(row).execute()
+  }
+
+  /**
+   * Creates the first client: `row` if there is none yet, else nothing (false). Starts that count
+   * and insert together take turns, so one of them makes it.
+   */
+  async createFirst(row: ClientRow): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await takeTurn(trx, this.dialect, 'first-client')
+      const existing = await trx.selectFrom('clients').select('id').limit(1).executeTakeFirst()
+      if (existing) return false
+      await trx.insertInto('clients').values(row).execute()
+      return true
+    })
   }
 
   async find(id: string): Promise<ClientRow | undefined> {

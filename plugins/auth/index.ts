@@ -116,7 +116,7 @@ const authenticatedByTheEndpoint: SecurityHandler = async () => {}
 
 export default fp<{ config: Config }>(
   async (app, { config }) => {
-    const clients = new ClientsRepository(app.store.db)
+    const clients = new ClientsRepository(app.store.db, app.store.dialect)
     const pepper = await databasePepper(app.store.db, config)
     const admin: ClientAdmin = { clients, pepper, scopes: app.spec.scopes }
     const key = await databaseSigningKey(app.store.db, config)
