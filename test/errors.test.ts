@@ -435,6 +435,55 @@ t.test('a body with a __proto__ key: 400 saying the key is refused, not "not val
   t.equal(empty.statusCode, 400)
 })
 
+t.test('a JSON body that is not UTF-8: 400 naming the byte, and nothing stored; UTF-8 is stored as sent', async (t) => {
+  const { app } = await testApp(t)
+  const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
+  const auth = { authorization: `Bearer ${token}` }
+  const lead = (name: string) => `{"name":"${name}","email":"r@example.com","phone":"+44 20 7946 0000"}`
+  const send = (payload: Buffer, contentType = 'application/json') =>
+    call(t, app, { method: 'POST', url: '/scripts/enquiry_backend.php', headers: { ...auth, 'content-type': contentType }, payload })
+  // A lead for "Ren?e" with the given bytes for its ?, at byte `at` of the body.
+  const head = Buffer.from('{"name":"Ren')
+  const tail = Buffer.from(lead('e').slice('{"name":"'.length))
+  const at = head.length
+  const bytes = (...raw: number[]) => Buffer.concat([head, Buffer.from(raw), tail])
+  t.equal((await send(bytes(0xc3, 0xa9))).statusCode, 200, 'the same lead with é in UTF-8 (0xc3 0xa9): 200')
+  for (const [label, payload, bad] of [
+    ['Latin-1 é (0xe9)', bytes(0xe9, 0x65), 0xe9],
+    ['Windows-1252 quote (0x93)', bytes(0x93, 0x65), 0x93],
+    ['an overlong slash (0xc0 0xaf)', bytes(0xc0, 0xaf), 0xc0],
+    ['a UTF-16 surrogate in UTF-8 (0xed 0xa0 0x80)', bytes(0xed, 0xa0, 0x80), 0xed],
+    ['a character cut short (0xe2 0x82)', bytes(0xe2, 0x82), 0xe2],
+    ['a stray continuation byte (0x80)', bytes(0x80), 0x80],
+  ] as const) {
+    const res = await send(payload)
+    t.equal(res.statusCode, 400, `${label}: 400`)
+    t.equal(res.json().code, 'invalid_request', `${label}: invalid_request`)
+    t.equal(
+      res.json().message,
+      `The request body is not valid UTF-8: byte ${at} (0x${bad.toString(16)}) begins no UTF-8 character.`,
+      `${label}: names the byte`,
+    )
+    t.match(res.json().hint, /UTF-8/, `${label}: the hint says to send UTF-8`)
+  }
+  const declared = await send(bytes(0xe9, 0x65), 'application/json; charset=ISO-8859-1')
+  t.equal(declared.statusCode, 400, 'a declared Latin-1 charset changes nothing: 400')
+  t.match(declared.json().hint, /charset=ISO-8859-1/, 'and the hint names the charset the client declared')
+  const log = await call(t, app, { url: '/leads.json', headers: auth })
+  t.same(
+    log.json().map((l: { name: string }) => l.name),
+    ['Renée'],
+    'none of them was stored (only the UTF-8 one)',
+  )
+
+  // UTF-8 itself, of every length, with a byte order mark or without, is stored as sent.
+  const names = ['Renée', 'Zoë Ødegård', 'Mónica 漢字', 'Ana 👩\u200d🎨']
+  for (const name of names) t.equal((await send(Buffer.from(lead(name)))).statusCode, 200, `${name}: 200`)
+  t.equal((await send(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(lead('Bom'))]))).statusCode, 200, 'a BOM: 200')
+  const stored = (await call(t, app, { url: '/leads.json', headers: auth })).json().map((l: { name: string }) => l.name)
+  t.same(stored, ['Renée', ...names, 'Bom'], 'stored as sent')
+})
+
 t.test('errors other libraries raise with a status only keep a status of their own', async (t) => {
   const { app } = await testApp(t)
   const image = '/images/aoyama-concept-store-tokyo.svg'

@@ -22,7 +22,7 @@ const initialize = (protocolVersion = '2025-06-18') => ({
 /** POST /mcp with a raw body; the answer as JSON (an SSE answer's one `data:` line). */
 async function post(
   base: string,
-  body: string,
+  body: string | Uint8Array,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Json; text: string }> {
   const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...headers }, body })
@@ -54,6 +54,14 @@ t.test('transport errors: JSON-RPC 2.0 codes, each also the Error shape', async 
     isBoth(t, res.body, 'invalid_request', -32700, label)
     t.equal(res.body.id, null, `${label}: id null (none could be read)`)
   }
+  // A body that is not UTF-8 (JSON's one encoding) is not read as JSON either: Latin-1's é.
+  const latin1 = await post(
+    base,
+    Buffer.from('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "Ren\xe9e"}}', 'latin1'),
+  )
+  t.equal(latin1.status, 400, 'Latin-1 bytes: 400')
+  isBoth(t, latin1.body, 'invalid_request', -32700, 'Latin-1 bytes')
+  t.match(latin1.body.message, /not valid UTF-8/, 'Latin-1 bytes: says the body is not UTF-8')
   const empty = await fetch(`${base}/mcp`, { method: 'POST', headers: mcpHeaders })
   isBoth(t, (await empty.json()) as Json, 'invalid_request', -32700, 'no body')
 

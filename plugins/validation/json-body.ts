@@ -1,7 +1,12 @@
 // The JSON body parser: secure-json-parse (as Fastify's own), with a message for each refusal.
 // Fastify's parser answers a `__proto__` key "not valid JSON", which sends a client looking for
 // a syntax error in valid JSON; this one says which key is refused and why.
-import type { FastifyInstance } from 'fastify'
+// JSON is UTF-8 (RFC 8259 §8.1). Fastify decodes a body as UTF-8 replacing what is not with
+// U+FFFD, so a name sent in Latin-1 ("Ren\xe9e") would be stored as "Ren\ufffde" and answered
+// 200; here such a body is refused, naming the first byte that is not UTF-8. A charset parameter
+// changes nothing (the media type defines none, §11); the hint names it when it says another.
+import { isUtf8 } from 'node:buffer'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import sjson from 'secure-json-parse'
 import { AppError, UnreadableBody } from '../errors/codes.js'
 
@@ -27,12 +32,39 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
+
+/** The body as text: UTF-8, else refused, saying where it stops being UTF-8. */
+export function utf8Body(body: Buffer, contentType: string | undefined): string {
+  if (isUtf8(body)) return body.toString('utf8')
+  const at = firstInvalidByte(body)
+  const charset = CHARSET.exec(contentType ?? '')?.[1]
+  const declared = charset && !/^utf-?8$/i.test(charset) ? ` (the Content-Type says charset=${charset})` : ''
+  throw new UnreadableBody(
+    `The request body is not valid UTF-8: byte ${at} (0x${(body[at] ?? 0).toString(16).padStart(2, '0')}) begins no UTF-8 character.`,
+    `send the JSON as UTF-8, the only encoding JSON has${declared}: é, for one, is the two bytes 0xc3 0xa9`,
+  )
+}
+
+/** Where the first byte sequence that is not a UTF-8 character starts (only ever called on a body that is not UTF-8). */
+function firstInvalidByte(body: Buffer): number {
+  let i = 0
+  while (i < body.length) {
+    const lead = body[i] ?? 0
+    // How many bytes a character beginning with this byte has (0: none begins with it).
+    const n = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0
+    if (n === 0 || !isUtf8(body.subarray(i, i + n))) return i
+    i += n
+  }
+  return body.length
+}
+
 /** Replaces Fastify's JSON parser (call before any route or encapsulated plugin is added). */
 export function useJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body, done) => {
     try {
-      done(null, parseJsonBody(body as string))
+      done(null, parseJsonBody(utf8Body(body as Buffer, request.headers['content-type'])))
     } catch (err) {
       done(err as Error, undefined)
     }
