@@ -484,6 +484,36 @@ t.test('a JSON body that is not UTF-8: 400 naming the byte, and nothing stored; 
   t.same(stored, ['Renée', ...names, 'Bom'], 'stored as sent')
 })
 
+t.test('a lone surrogate escaped in a JSON body: 400 naming the field; a pair, or the text of an escape, is stored as sent', async (t) => {
+  const { app } = await testApp(t)
+  const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
+  const auth = { authorization: `Bearer ${token}` }
+  const send = (payload: string) =>
+    call(t, app, { method: 'POST', url: '/scripts/enquiry_backend.php', headers: { ...auth, 'content-type': 'application/json' }, payload })
+  const phone = '"phone":"+44 20 7946 0000"'
+  for (const [label, payload, field] of [
+    ['a lone high surrogate', `{"name":"Lone \\ud800 high","email":"s@example.com",${phone}}`, 'name'],
+    ['a lone low surrogate, upper case', `{"name":"Lone \\uDC00 low","email":"s@example.com",${phone}}`, 'name'],
+    ['a pair the wrong way round', `{"name":"Swapped \\udfdb\\ud83c","email":"s@example.com",${phone}}`, 'name'],
+    ['one in the note', `{"name":"Note","email":"s@example.com",${phone},"note":"ok \\ud83c"}`, 'note'],
+    ['one in a key', `{"name":"Key","email":"s@example.com",${phone},"\\ud800":1}`, '\ud800'],
+  ] as const) {
+    const res = await send(payload)
+    t.equal(res.statusCode, 400, `${label}: 400`)
+    t.equal(res.json().code, 'invalid_request', `${label}: invalid_request`)
+    t.ok(res.json().message.includes(`\`${field}\` holds a lone surrogate`), `${label}: names the field (${res.json().message})`)
+    t.match(res.json().hint, /surrogate pair/, `${label}: the hint says how to write such a character`)
+  }
+  t.same((await call(t, app, { url: '/leads.json', headers: auth })).json(), [], 'none of them was stored')
+
+  const pair = await send(`{"name":"Pair \\ud83c\\udfdb","email":"s@example.com",${phone}}`)
+  t.equal(pair.statusCode, 200, 'an escaped surrogate pair: 200')
+  const text = await send(`{"name":"Path C:\\\\ud800","email":"s@example.com",${phone}}`)
+  t.equal(text.statusCode, 200, 'a backslash followed by "ud800" (text, no escape): 200')
+  const names = (await call(t, app, { url: '/leads.json', headers: auth })).json().map((l: { name: string }) => l.name)
+  t.same(names, ['Pair 🏛', 'Path C:\\ud800'], 'stored as sent')
+})
+
 t.test('errors other libraries raise with a status only keep a status of their own', async (t) => {
   const { app } = await testApp(t)
   const image = '/images/aoyama-concept-store-tokyo.svg'

@@ -22,7 +22,7 @@ const initialize = (protocolVersion = '2025-06-18') => ({
 /** POST /mcp with a raw body; the answer as JSON (an SSE answer's one `data:` line). */
 async function post(
   base: string,
-  body: string | Uint8Array,
+  body: string | Blob,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Json; text: string }> {
   const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...headers }, body })
@@ -57,11 +57,15 @@ t.test('transport errors: JSON-RPC 2.0 codes, each also the Error shape', async 
   // A body that is not UTF-8 (JSON's one encoding) is not read as JSON either: Latin-1's é.
   const latin1 = await post(
     base,
-    Buffer.from('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "Ren\xe9e"}}', 'latin1'),
+    new Blob([Buffer.from('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "Ren\xe9e"}}', 'latin1')]),
   )
   t.equal(latin1.status, 400, 'Latin-1 bytes: 400')
   isBoth(t, latin1.body, 'invalid_request', -32700, 'Latin-1 bytes')
   t.match(latin1.body.message, /not valid UTF-8/, 'Latin-1 bytes: says the body is not UTF-8')
+  const lone = await post(base, '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x\\ud800"}}')
+  t.equal(lone.status, 400, 'a lone surrogate: 400')
+  isBoth(t, lone.body, 'invalid_request', -32700, 'a lone surrogate')
+  t.match(lone.body.message, /`params.name` holds a lone surrogate/, 'a lone surrogate: names where it is')
   const empty = await fetch(`${base}/mcp`, { method: 'POST', headers: mcpHeaders })
   isBoth(t, (await empty.json()) as Json, 'invalid_request', -32700, 'no body')
 

@@ -5,6 +5,9 @@
 // U+FFFD, so a name sent in Latin-1 ("Ren\xe9e") would be stored as "Ren\ufffde" and answered
 // 200; here such a body is refused, naming the first byte that is not UTF-8. A charset parameter
 // changes nothing (the media type defines none, §11); the hint names it when it says another.
+// A \u escape of a lone surrogate (\ud800 with no pair) is valid JSON syntax but no character
+// (RFC 8259 §8.2): stored, it would come back out in GET /leads.json, whose strict readers
+// (serde_json, for one) then refuse the whole log. It is refused here too, naming the field.
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import sjson from 'secure-json-parse'
@@ -15,8 +18,9 @@ const FORBIDDEN = /forbidden prototype property/
 
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new UnreadableBody('The request body is empty.', 'send a JSON object in the body')
+  let value: unknown
   try {
-    return sjson.parse(text, { protoAction: 'error', constructorAction: 'error' })
+    value = sjson.parse(text, { protoAction: 'error', constructorAction: 'error' })
   } catch (err) {
     if (FORBIDDEN.test((err as Error).message)) {
       throw new AppError(
@@ -30,6 +34,33 @@ export function parseJsonBody(text: string): unknown {
       'check the body for a syntax error, such as a missing quote or a trailing comma',
     )
   }
+  // Only an escape can write a surrogate (UTF-8 has none: utf8Body): look further only if one is there.
+  if (SURROGATE_ESCAPE.test(text)) {
+    const where = notUnicode(value, '')
+    if (where !== undefined) {
+      throw new UnreadableBody(
+        `The request body has a string that is not Unicode text: ${where === '' ? 'the body' : `\`${where}\``} holds a lone surrogate (a \\u escape from D800 to DFFF without its pair).`,
+        'write a character beyond U+FFFF as a surrogate pair (\\ud83c\\udfdb for 🏛) or as its UTF-8 bytes; a lone surrogate is no character',
+      )
+    }
+  }
+  return value
+}
+
+/** A \u escape of a surrogate (a lone one or one of a pair: notUnicode tells them apart). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+
+/** The path of the first string (or key) in `value` that is not well-formed UTF-16, if any. */
+function notUnicode(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : path
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`
+    if (!key.isWellFormed()) return at
+    const found = notUnicode(item, at)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
