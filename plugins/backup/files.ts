@@ -1,10 +1,10 @@
 // The file work of snapshots: owner-only copies, checksums, fsync of files and folders, and the
 // names that tell a finished snapshot from one being written.
 import { createHash } from 'node:crypto'
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, statSync } from 'node:fs'
+import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, readlinkSync, readSync, statSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
-import { privateDir, privateFile } from '../store/private-files.js'
+import { makeDirs, privateDir, privateFile } from '../store/private-files.js'
 
 export type SnapshotKind = 'backup' | 'before-migration'
 
@@ -80,7 +80,7 @@ export function copyPrivate(from: string, toDir: string, relative: string): stri
   const to = join(toDir, relative)
   const parent = join(to, '..')
   if (parent !== toDir) {
-    mkdirSync(parent, { recursive: true, mode: 0o700 })
+    makeDirs(parent, 0o700)
     privateDir(parent)
   }
   copyFileSync(from, to)

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync
 import { basename, dirname, join, resolve } from 'node:path'
 import { serverRunning } from '../store/in-use.js'
 import { migrationNames } from '../store/migrations.js'
-import { privateDir } from '../store/private-files.js'
+import { makeDirs, privateDir } from '../store/private-files.js'
 import { checksum, copyPrivate, fsyncPath, humanBytes, isPartial, sizeOf, stamp } from './files.js'
 import { POSTGRES_DUMP, restorePostgres } from './postgres.js'
 import { checkIntegrity, DATABASE_FILE, type Manifest, SNAPSHOT_FORMAT } from './snapshot.js'
@@ -123,7 +123,7 @@ export async function restoreSnapshot(options: RestoreOptions): Promise<Restored
   // The new folder, built beside the target and renamed into place once whole.
   const building = `${dataDir}.restoring-${process.pid}`
   rmSync(building, { recursive: true, force: true })
-  mkdirSync(dirname(dataDir), { recursive: true })
+  makeDirs(dirname(dataDir))
   mkdirSync(building, { mode: 0o700 })
   privateDir(building)
   try {

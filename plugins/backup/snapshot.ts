@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { refuseLostLog, sqliteFile } from '../store/open.js'
-import { privateDir, privateFile, touchPrivateFile } from '../store/private-files.js'
+import { makeDirs, privateDir, privateFile, touchPrivateFile } from '../store/private-files.js'
 import { checksum, copyPrivate, finished, fsyncPath, isPartial, PREFIX, partialName, type SnapshotKind, sizeOf, stamp } from './files.js'
 
 export const SNAPSHOT_FORMAT = 'studio-api snapshot 1'
@@ -205,7 +205,7 @@ export async function writeSnapshot(
 ): Promise<SnapshotOutcome> {
   const { dataDir, into, kind } = options
   const now = options.now ?? (() => new Date())
-  mkdirSync(into, { recursive: true, mode: 0o700 })
+  makeDirs(into, 0o700)
   privateDir(into)
   const waitMs = options.waitForLockMs ?? 60_000
   const lock = lockFolder(into, waitMs)

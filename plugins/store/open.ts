@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, sql } from 'kysely'
-import type { Config } from '../../config.js'
+import { type Config, ConfigError } from '../../config.js'
 import { type Batches, postgresBatch, postgresValues, sqliteValues } from './batch.js'
 import { serverRunning } from './in-use.js'
 import { type Dialect, migrateToLatest, migrator } from './migrations.js'
@@ -33,6 +33,19 @@ export interface Store extends Batches {
 /** The database file of a data folder. */
 export const sqliteFile = (dataDir: string): string => join(dataDir, 'studio.db')
 
+/** The data folder, made (0700) if missing; one that cannot be is a configuration error that says which. */
+function dataFolder(dataDir: string): void {
+  try {
+    privateDir(dataDir)
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException
+    if (code === undefined) throw err
+    throw new ConfigError(
+      `DATA_DIR ${dataDir} cannot be made or used as the data folder (${message}): give a folder on a disk that this user may create and write`,
+    )
+  }
+}
+
 function openSqlite(
   dataDir: string,
   { create, onLost, unsafeNoFsync }: { create: boolean; onLost: (reason: string) => void; unsafeNoFsync: boolean },
@@ -44,12 +57,12 @@ function openSqlite(
         `there is no database at ${file}: a server started with this DATA_DIR creates it, so this folder is not the one the server uses (or it was deleted)`,
       )
     }
-    privateDir(dataDir)
+    dataFolder(dataDir)
     // Created empty and owner-only before SQLite opens it: SQLite gives its -wal and -shm files
     // the database file's mode.
     touchPrivateFile(file)
   }
-  privateDir(dataDir)
+  dataFolder(dataDir)
   refuseLostLog(dataDir)
   const database = new SQLite(file)
   // Its busy timeout first, so switching to WAL waits for other processes too. WAL lets readers

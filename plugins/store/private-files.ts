@@ -2,9 +2,20 @@
 // owner's alone, 0700, and every file in it 0600, whatever the umask and whatever mode an older
 // version left behind. The modes are set explicitly after creating (a creation mode is only
 // what the umask lets through, and an existing file keeps its mode).
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { userInfo } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 const STICKY = 0o1000
 
@@ -12,12 +23,34 @@ const STICKY = 0o1000
 export class MissingDataFile extends Error {}
 
 /**
+ * Creates a folder and its missing parents (mkdir -p), each with `mode`. Not mkdirSync's
+ * `recursive`: where a file system answers ENOENT for a folder whose parent is there (/proc,
+ * /sys), Node 20's loops forever, in native code, holding its thread: a server given
+ * BACKUP_DIR=/proc/backups spun both cores, logged nothing, and ignored SIGTERM; DATA_DIR there,
+ * and it never started. Here that ENOENT is thrown.
+ */
+export function makeDirs(dir: string, mode = 0o777): void {
+  try {
+    mkdirSync(dir, { mode })
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EEXIST' && statSync(dir).isDirectory()) return
+    const parent = dirname(dir)
+    // ENOENT with the parent there: this file system makes no such folder.
+    if (code !== 'ENOENT' || parent === dir || existsSync(parent)) throw err
+    makeDirs(parent, mode)
+    // Again, now that the parent is there (another process may have made the folder meanwhile).
+    makeDirs(dir, mode)
+  }
+}
+
+/**
  * Creates the folder (and its parents) if missing and makes it 0700. A sticky folder (a shared
  * one such as /tmp) is left as it is: the files in it are still private, but the folder's
  * listing is not; `readableByOthers` tells the start-up to warn.
  */
 export function privateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirs(dir, 0o700)
   const { mode } = statSync(dir)
   if ((mode & STICKY) === 0 && (mode & 0o777) !== 0o700) {
     try {
@@ -98,12 +131,22 @@ export function checkOwnership(dataDir: string, runner = 'the server'): void {
   const keys = join(dataDir, 'keys')
   for (const path of [dataDir, ...inside(dataDir), ...inside(keys)]) {
     // lstat: a symbolic link planted by another user is theirs, whatever it points to.
-    const stat = lstatSync(path, { throwIfNoEntry: false })
+    const stat = notThere(() => lstatSync(path, { throwIfNoEntry: false }))
     if (stat === undefined || stat.uid === me || stat.uid === 0) continue
     const myName = userName(me) ?? userInfo().username
     throw new ForeignOwner(
       `${path} belongs to ${who(stat.uid)}, not to ${who(me)} that runs ${runner}: another user could have planted a signing key, a pepper or a database there (or read them), so the data folder is not used. ` +
         `Give it to the server's user (chown -R ${myName || me} ${dataDir}) if it is yours, or set DATA_DIR to a folder of the server's own.`,
     )
+  }
+}
+
+/** What `read` returns; undefined where a file in the path is no folder (ENOTDIR: nothing is there either). */
+function notThere<T>(read: () => T): T | undefined {
+  try {
+    return read()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
+    throw err
   }
 }
