@@ -1,12 +1,15 @@
 // The studio's data files agree with each other: every style of the catalogue is described in the
 // playbook and priced, and every city the studio has projects in can be estimated.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import t from 'tap'
-import { readCatalogueFile } from '../plugins/catalogue/index.js'
+import { catalogueFile, readCatalogueFile } from '../plugins/catalogue/index.js'
 import { matchKey } from '../plugins/catalogue/names.js'
-import { loadPlaybook } from '../plugins/playbook/index.js'
+import { loadPlaybook, playbookFile } from '../plugins/playbook/index.js'
 import { Pricing } from '../plugins/pricing/index.js'
-import { loadPricingModel } from '../plugins/pricing/model.js'
+import { loadPricingModel, pricingFile } from '../plugins/pricing/model.js'
 import { spec } from './helpers/app.js'
+import { testdir } from './helpers/folders.js'
 
 const projects = readCatalogueFile(spec)
 const playbook = loadPlaybook(spec)
@@ -32,4 +35,28 @@ t.test('one matching rule for names', async (t) => {
   t.equal(matchKey('DEIA'), matchKey('Deià'))
   t.not(matchKey('Japandi'), matchKey('Wabi-Sabi'))
   t.equal(pricing.estimate({ area_sqm: 100, style: 'mid century modern', service_level: 'FULL SERVICE' }).input.style, 'Mid-Century Modern')
+})
+
+t.test('a data file that is not UTF-8 (saved as Latin-1, say) is refused, naming the file and the byte', async (t) => {
+  const dir = testdir(t)
+  const cases: [string, string, (file: string) => unknown][] = [
+    ['catalogue', catalogueFile, (file) => readCatalogueFile(spec, file)],
+    ['playbook', playbookFile, (file) => loadPlaybook(spec, file)],
+    ['pricing model', pricingFile, (file) => loadPricingModel(spec, file)],
+  ]
+  for (const [label, shipped, load] of cases) {
+    // The file as shipped, with Latin-1's é (0xe9) at the start of its first string.
+    const text = readFileSync(shipped, 'utf8')
+    const cut = text.indexOf('"') + 1
+    const file = join(dir, basename(shipped))
+    writeFileSync(file, Buffer.concat([Buffer.from(text.slice(0, cut)), Buffer.from([0xe9]), Buffer.from(text.slice(cut))]))
+    t.throws(
+      () => load(file),
+      {
+        message: `${file} is not UTF-8: byte ${Buffer.byteLength(text.slice(0, cut))} (0xe9) begins no UTF-8 character; save the file as UTF-8`,
+      },
+      `${label}: refused, naming the file and the byte`,
+    )
+    t.doesNotThrow(() => load(shipped), `${label}: the file as shipped is read`)
+  }
 })

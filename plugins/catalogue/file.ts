@@ -1,11 +1,11 @@
 // The catalogue as the studio ships it (data/projects.json): read, validated against the spec's
 // Project schema before any field is touched, and published into storage.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
 import type { components } from '../../generated/openapi.js'
 import type { Spec } from '../spec/document.js'
 import { compileStrict } from '../validation/ajv.js'
+import { readUtf8File } from '../validation/utf8.js'
 import type { CatalogueRepository } from './repository.js'
 
 export type Project = components['schemas']['Project']
@@ -23,7 +23,7 @@ export function withAbsoluteUrls(project: Project, baseUrl: string): Project {
  * URLs may be relative to the server); throws naming the project and the field.
  */
 export function readCatalogueFile(spec: Spec, file: string = catalogueFile): Project[] {
-  const data = JSON.parse(readFileSync(file, 'utf8')) as unknown
+  const data = JSON.parse(readUtf8File(file)) as unknown
   if (!Array.isArray(data)) throw new Error(`${file}: expected a JSON array of projects`)
   const validate = compileStrict(spec.schema('Project'))
   const ids = new Set<string>()

@@ -1,7 +1,6 @@
 // The playbook feature: the studio's process, signature styles and name (data/playbook.json),
 // validated once at start-up against the spec's Playbook schema (a bad file stops the server
 // with the key named) and offered as `app.playbook`.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import { projectRoot } from '../../config.js'
@@ -9,6 +8,7 @@ import { matchKey } from '../catalogue/names.js'
 import type { Spec } from '../spec/document.js'
 import { compileStrict } from '../validation/ajv.js'
 import { dataError } from '../validation/messages.js'
+import { readUtf8File } from '../validation/utf8.js'
 import type { Playbook } from './view-types.js'
 
 declare module 'fastify' {
@@ -39,7 +39,7 @@ export function parsePlaybook(spec: Spec, json: unknown): Playbook {
 export function loadPlaybook(spec: Spec, file: string = playbookFile): Playbook {
   let json: unknown
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'))
+    json = JSON.parse(readUtf8File(file))
   } catch (err) {
     throw new Error(`playbook: cannot read ${file}: ${(err as Error).message}`)
   }

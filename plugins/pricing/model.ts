@@ -1,13 +1,13 @@
 // The pricing model (data/pricing.json), validated once against the spec's PricingModel schema;
 // a bad file stops the server with the key named. What JSON Schema cannot say (ranges in order,
 // names distinct as people type them, a default that exists) is checked here, after it.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
 import { matchKey } from '../catalogue/names.js'
 import type { Spec } from '../spec/document.js'
 import { compileStrict } from '../validation/ajv.js'
 import { dataError } from '../validation/messages.js'
+import { readUtf8File } from '../validation/utf8.js'
 import { COMPONENTS, type PricingModel } from './estimate.js'
 
 export const pricingFile = join(projectRoot, 'data', 'pricing.json')
@@ -60,7 +60,7 @@ export function parsePricingModel(spec: Spec, json: unknown): PricingModel {
 export function loadPricingModel(spec: Spec, file: string = pricingFile): PricingModel {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readUtf8File(file)
   } catch (err) {
     throw new Error(`pricing model: cannot read ${file}: ${(err as Error).message}`)
   }

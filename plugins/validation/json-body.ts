@@ -12,6 +12,7 @@ import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import sjson from 'secure-json-parse'
 import { AppError, UnreadableBody } from '../errors/codes.js'
+import { badByte } from './utf8.js'
 
 /** secure-json-parse's refusal of `__proto__` and `constructor.prototype` keys. */
 const FORBIDDEN = /forbidden prototype property/
@@ -68,26 +69,12 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
 /** The body as text: UTF-8, else refused, saying where it stops being UTF-8. */
 export function utf8Body(body: Buffer, contentType: string | undefined): string {
   if (isUtf8(body)) return body.toString('utf8')
-  const at = firstInvalidByte(body)
   const charset = CHARSET.exec(contentType ?? '')?.[1]
   const declared = charset && !/^utf-?8$/i.test(charset) ? ` (the Content-Type says charset=${charset})` : ''
   throw new UnreadableBody(
-    `The request body is not valid UTF-8: byte ${at} (0x${(body[at] ?? 0).toString(16).padStart(2, '0')}) begins no UTF-8 character.`,
+    `The request body is not valid UTF-8: ${badByte(body)} begins no UTF-8 character.`,
     `send the JSON as UTF-8, the only encoding JSON has${declared}: é, for one, is the two bytes 0xc3 0xa9`,
   )
-}
-
-/** Where the first byte sequence that is not a UTF-8 character starts (only ever called on a body that is not UTF-8). */
-function firstInvalidByte(body: Buffer): number {
-  let i = 0
-  while (i < body.length) {
-    const lead = body[i] ?? 0
-    // How many bytes a character beginning with this byte has (0: none begins with it).
-    const n = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0
-    if (n === 0 || !isUtf8(body.subarray(i, i + n))) return i
-    i += n
-  }
-  return body.length
 }
 
 /** Replaces Fastify's JSON parser (call before any route or encapsulated plugin is added). */
