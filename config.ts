@@ -239,13 +239,17 @@ export const VARIABLES = {
     default: '127.0.0.1',
     minLength: 1,
   }),
-  dataDir: string('DATA_DIR', 'data folder: SQLite database, signing key, bootstrap credentials (relative to the project)', {
-    default: 'var',
-    minLength: 1,
-  }),
+  dataDir: string(
+    'DATA_DIR',
+    'data folder: SQLite database, signing key, bootstrap credentials (relative to the project); made (0700) if missing, and a folder that cannot be made is refused at start (exit 78, naming it)',
+    {
+      default: 'var',
+      minLength: 1,
+    },
+  ),
   backupDir: string(
     'BACKUP_DIR',
-    'folder of the server’s scheduled backups (and of the snapshot taken before a migration), outside `DATA_DIR`; unset: no scheduled backups (see [Backups](#backups))',
+    'folder of the server’s scheduled backups (and of the snapshot taken before a migration), outside `DATA_DIR`; unset: no scheduled backups (see [Backups](#backups)); one that cannot be made or written is a warn line and `studio_backup_failures_total` at each attempt, and the server serves on',
     { default: undefined, shown: '– (off)', minLength: 1 },
   ),
   backupIntervalMinutes: decimal('BACKUP_INTERVAL_MINUTES', 'minutes between scheduled backups; fractions allowed (`0.5` is 30 s)', {
