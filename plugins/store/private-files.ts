@@ -30,17 +30,19 @@ export class MissingDataFile extends Error {}
  * and it never started. Here that ENOENT is thrown.
  */
 export function makeDirs(dir: string, mode = 0o777): void {
-  try {
-    mkdirSync(dir, { mode })
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'EEXIST' && statSync(dir).isDirectory()) return
-    const parent = dirname(dir)
-    // ENOENT with the parent there: this file system makes no such folder.
-    if (code !== 'ENOENT' || parent === dir || existsSync(parent)) throw err
-    makeDirs(parent, mode)
-    // Again, now that the parent is there (another process may have made the folder meanwhile).
-    makeDirs(dir, mode)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(dir, { mode })
+      return
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EEXIST' && statSync(dir).isDirectory()) return
+      const parent = dirname(dir)
+      // A second ENOENT, with the parent there by now: this file system makes no such folder.
+      if (code !== 'ENOENT' || parent === dir || attempt > 0) throw err
+      // Missing parents first (unless another process made them meanwhile), then once more.
+      if (!existsSync(parent)) makeDirs(parent, mode)
+    }
   }
 }
 
