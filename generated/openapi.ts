@@ -61,6 +61,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 protected resource metadata of the REST API (RFC 9728)
+         * @description The REST API as an OAuth protected resource: its identifier (the base URL, the `resource`
+         *     to request tokens for, RFC 8707), the authorization server that issues them, and the
+         *     scopes. The bearer 401s and 403s of the REST operations name this document in their
+         *     `WWW-Authenticate` challenge (`resource_metadata`), so that a client which meets the API
+         *     before its authorization server can find where to get a token. The MCP endpoint's own is at
+         *     `/.well-known/oauth-protected-resource/mcp`. Public: it holds nothing secret.
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -403,6 +428,37 @@ export interface components {
             service_documentation?: string;
             /** @description RFC 9728 §4 — the resource identifiers tokens can be requested for (RFC 8707 `resource`). */
             protected_resources?: string[];
+        };
+        /**
+         * @example {
+         *       "resource": "https://api.studio.example",
+         *       "authorization_servers": [
+         *         "https://api.studio.example"
+         *       ],
+         *       "scopes_supported": [
+         *         "read:projects",
+         *         "read:leads",
+         *         "write:leads"
+         *       ],
+         *       "bearer_methods_supported": [
+         *         "header"
+         *       ],
+         *       "resource_name": "Studio API",
+         *       "resource_documentation": "https://api.studio.example/docs"
+         *     }
+         */
+        ProtectedResourceMetadata: {
+            /**
+             * Format: uri
+             * @description The resource identifier (RFC 8707 `resource`); tokens for it carry it in `aud`.
+             */
+            resource: string;
+            authorization_servers: string[];
+            scopes_supported: string[];
+            bearer_methods_supported: string[];
+            resource_name?: string;
+            /** Format: uri */
+            resource_documentation?: string;
         };
         /**
          * @example {
@@ -1267,7 +1323,11 @@ export interface components {
         NoStore: "no-store";
         /** @description `<…>; rel="next"` while more leads remain (paged requests only). */
         Link: string;
-        /** @description The authentication scheme and, for bearer tokens, the RFC 6750 error. */
+        /**
+         * @description The authentication scheme and, for bearer tokens, the RFC 6750 error and (RFC 9728 §5.1)
+         *     `resource_metadata`, the URL of the resource's metadata
+         *     (`/.well-known/oauth-protected-resource`, or its `/mcp` twin on the MCP endpoint).
+         */
         "WWW-Authenticate": string;
     };
     pathItems: never;
@@ -1371,6 +1431,56 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The REST API's protected resource metadata. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "resource": "https://api.studio.example",
+                     *       "authorization_servers": [
+                     *         "https://api.studio.example"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "read:projects",
+                     *         "read:leads",
+                     *         "write:leads"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "Studio API",
+                     *       "resource_documentation": "https://api.studio.example/docs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
             400: components["responses"]["BadRequest"];

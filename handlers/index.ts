@@ -6,6 +6,7 @@ import { getAuthorizationServerMetadata } from './getAuthorizationServerMetadata
 import { getJwks } from './getJwks.js'
 import { getLeads } from './getLeads.js'
 import { getProjects } from './getProjects.js'
+import { getProtectedResourceMetadata } from './getProtectedResourceMetadata.js'
 import { issueToken } from './issueToken.js'
 import { submitLead } from './submitLead.js'
 
@@ -16,4 +17,5 @@ export const operationHandlers: Record<string, HandlerModule<Deps>> = {
   getLeads,
   getJwks,
   getAuthorizationServerMetadata,
+  getProtectedResourceMetadata,
 }

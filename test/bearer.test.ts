@@ -31,7 +31,7 @@ function isUnauthorized(t: Test, res: LightMyRequestResponse, label: string, hin
   if (hint) t.match(body.hint, hint, `${label}: hint`)
   t.match(
     res.headers['www-authenticate'],
-    /^Bearer realm="studio-api", error="invalid_token"(, error_description="[^"]*")?$/,
+    /^Bearer realm="studio-api", error="invalid_token"(, error_description="[^"]*")?, resource_metadata="http[^"]+\/\.well-known\/oauth-protected-resource"$/,
     `${label}: challenge`,
   )
   t.notOk(Array.isArray(body), `${label}: no catalogue`)

@@ -4,7 +4,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
-import { newClient, spec, testApp } from './helpers/app.js'
+import { newClient, spec, testApp, tokenFor } from './helpers/app.js'
 import { freePort } from './helpers/processes.js'
 
 async function listening(t: Parameters<typeof testApp>[0]) {
@@ -158,4 +158,79 @@ t.test('the JWKS and the metadata documents', async (t) => {
   t.equal(meta.issuer, base)
   t.equal(meta.token_endpoint, `${base}/api/token`)
   t.equal(meta.jwks_uri, `${base}/.well-known/jwks.json`)
+})
+
+t.test('a client that meets the API first finds where to get a token (RFC 9728), with oauth4webapi', async (t) => {
+  const { app, base } = await listening(t)
+  const creds = await newClient(app, ['read:projects'], 'RFC 9728 client')
+  const projects = new URL(`${base}/project_metadata.json`)
+  const wellKnown = `${base}/.well-known/oauth-protected-resource`
+
+  // A token the API refuses (here: not a token at all), and none at all: each 401 names the
+  // resource's metadata in its challenge.
+  const challenges: Record<string, string | undefined> = {}
+  const stale = await oauth.protectedResourceRequest('not-a-token', 'GET', projects, undefined, null, insecure).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.ok(stale instanceof oauth.WWWAuthenticateChallengeError, 'oauth4webapi reads the Bearer challenge')
+  if (stale instanceof oauth.WWWAuthenticateChallengeError) {
+    t.equal(stale.status, 401)
+    const [bearer] = stale.cause
+    t.equal(bearer?.scheme, 'bearer')
+    t.equal(bearer?.parameters.error, 'invalid_token')
+    challenges.refused = bearer?.parameters.resource_metadata
+  }
+  const none = await fetch(projects)
+  t.equal(none.status, 401)
+  challenges.none = /resource_metadata="([^"]+)"/.exec(none.headers.get('www-authenticate') ?? '')?.[1]
+  t.same(challenges, { refused: wellKnown, none: wellKnown }, 'both challenges name the metadata document')
+
+  // The metadata, found from the resource identifier alone as RFC 9728 §3.1 says, is that document.
+  const resource = new URL(base)
+  const discovery = await oauth.resourceDiscoveryRequest(resource, insecure)
+  t.equal(discovery.url, wellKnown, 'oauth4webapi looks where the challenge points')
+  t.equal(discovery.headers.get('cache-control'), 'public, max-age=300')
+  const rs = await oauth.processResourceDiscoveryResponse(resource, discovery)
+  t.equal(rs.resource, base, 'the resource identifier is the base URL')
+  t.same(rs.bearer_methods_supported, ['header'])
+  t.same([...(rs.scopes_supported ?? [])].sort(), [...spec.scopes].sort())
+  t.equal(rs.resource_documentation, `${base}/docs`)
+
+  // Its authorization server gives a token for it (RFC 8707 resource), which the API accepts.
+  t.same(rs.authorization_servers, [base])
+  const issuer = new URL(String(rs.authorization_servers?.[0]))
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+  t.ok(as.protected_resources?.includes(rs.resource), 'the authorization server lists the resource')
+  const client: oauth.Client = { client_id: creds.client_id }
+  const token = await oauth.processClientCredentialsResponse(
+    as,
+    client,
+    await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(creds.client_secret),
+      new URLSearchParams({ scope: 'read:projects', resource: rs.resource }),
+      insecure,
+    ),
+  )
+  const ok = await oauth.protectedResourceRequest(token.access_token, 'GET', projects, undefined, null, insecure)
+  t.equal(ok.status, 200, 'the token reads the catalogue')
+
+  // The MCP endpoint is a resource of its own, with its own document at the path RFC 9728 gives it.
+  const mcp = new URL(`${base}/mcp`)
+  const mcpDiscovery = await oauth.resourceDiscoveryRequest(mcp, insecure)
+  t.equal(mcpDiscovery.url, `${wellKnown}/mcp`)
+  t.equal((await oauth.processResourceDiscoveryResponse(mcp, mcpDiscovery)).resource, `${base}/mcp`)
+})
+
+t.test('a token without the scope: the 403 challenge names the metadata too', async (t) => {
+  const { app, base } = await listening(t)
+  const { token } = await tokenFor(app, ['write:leads'])
+  const res = await fetch(`${base}/leads.json`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.status, 403)
+  t.equal(
+    res.headers.get('www-authenticate'),
+    `Bearer realm="studio-api", error="insufficient_scope", scope="read:leads", resource_metadata="${base}/.well-known/oauth-protected-resource"`,
+  )
 })

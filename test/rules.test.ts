@@ -67,7 +67,16 @@ t.test('grantScopes', async (t) => {
 
 t.test('grantResources and audienceIncludes (RFC 8707)', async (t) => {
   const r = protectedResources('https://api.studio.example')
-  t.same(r, { api: 'https://api.studio.example', mcp: 'https://api.studio.example/mcp', all: [r.api, r.mcp] })
+  t.same(r, {
+    api: 'https://api.studio.example',
+    mcp: 'https://api.studio.example/mcp',
+    all: [r.api, r.mcp],
+    // RFC 9728 §3.1: the well-known path, then the resource's own path.
+    metadataUrl: {
+      api: 'https://api.studio.example/.well-known/oauth-protected-resource',
+      mcp: 'https://api.studio.example/.well-known/oauth-protected-resource/mcp',
+    },
+  })
   t.same(grantResources(undefined, r.all, r.api), { ok: true, audience: [r.api] }, 'none requested: the API')
   t.same(grantResources(r.mcp, r.all, r.api), { ok: true, audience: [r.mcp] })
   t.same(grantResources('https://API.studio.example:443/', r.all, r.api), { ok: true, audience: [r.api] }, 'compared as URLs')

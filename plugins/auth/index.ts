@@ -14,7 +14,7 @@ import { type ClientRow, ClientsRepository } from './clients.js'
 import { type FailureGuard, failureGuard } from './failures.js'
 import type { SecurityHandler } from './gate.js'
 import { databaseSigningKey } from './keys.js'
-import { protectedResources, type Resources } from './resources.js'
+import { protectedResources, type Resources, resourceMetadata } from './resources.js'
 import {
   accessTokenClaimsProblem,
   audienceIncludes,
@@ -70,7 +70,10 @@ export interface Auth {
   /** The resources tokens can be requested for. */
   resources: Resources
   jwks(): { keys: object[] }
+  /** RFC 8414 authorization server metadata. */
   metadata(): Record<string, unknown>
+  /** RFC 9728 metadata of the REST API as a protected resource. */
+  resourceMetadata(): Record<string, unknown>
   /** Named after the spec's security schemes; the routes' security gate calls them. */
   securityHandlers: Record<string, SecurityHandler>
   /** Clients and API keys, for the bootstrap and the tests (the CLI builds its own). */
@@ -94,13 +97,17 @@ const NOT_STANDING: Record<Exclude<Standing, 'valid'>, string> = {
   rotated: "this client's secret has been rotated since the token was issued; request a new token with the new secret",
 }
 
-/** RFC 6750 §3.1: the error code only when credentials were presented and refused. */
-function unauthorized(scheme: string, hint: string, presented: boolean): AppError {
+/**
+ * RFC 6750 §3.1: the error code only when credentials were presented and refused; RFC 9728 §5.1:
+ * where the resource's metadata is, so that a client can find the authorization server from a 401.
+ */
+function unauthorized(scheme: string, hint: string, presented: boolean, metadataUrl: string): AppError {
   const refused = scheme === 'OAuth2' && presented
   const challenge = bearerChallenge({
     realm: REALM,
     error: refused ? 'invalid_token' : undefined,
     error_description: refused ? hint : undefined,
+    resource_metadata: metadataUrl,
   })
   return new AppError('unauthorized', 'This operation needs a valid access token.', hint, { 'www-authenticate': challenge })
 }
@@ -235,18 +242,26 @@ export default fp<{ config: Config }>(
             scheme === 'OAuth2'
               ? `request the scope ${missing.join(' ')} when you ask for a token (the client must be allowed it)`
               : `use an API key created with the scope ${missing.join(' ')}`,
-            { 'www-authenticate': bearerChallenge({ realm: REALM, error: 'insufficient_scope', scope: scopes.join(' ') }) },
+            {
+              'www-authenticate': bearerChallenge({
+                realm: REALM,
+                error: 'insufficient_scope',
+                scope: scopes.join(' '),
+                resource_metadata: resources.metadataUrl.api,
+              }),
+            },
           )
         }
         const presented = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
         if (!presented && request.routeOptions.config?.allowAnonymous) return
-        if (request.authFailure) throw unauthorized(scheme, request.authFailure, true)
+        if (request.authFailure) throw unauthorized(scheme, request.authFailure, true, resources.metadataUrl.api)
         throw unauthorized(
           scheme,
           scheme === 'OAuth2'
             ? 'send "Authorization: Bearer <access_token>" with a token from POST /api/token'
             : 'send your API key in the X-API-Key header',
           presented,
+          resources.metadataUrl.api,
         )
       }
     }
@@ -286,6 +301,7 @@ export default fp<{ config: Config }>(
         service_documentation: `${issuer}/docs`,
         protected_resources: [...resources.all],
       }),
+      resourceMetadata: () => resourceMetadata(issuer, resources.api, app.spec.scopes, app.spec.title),
       securityHandlers: { OAuth2: requirePrincipal('OAuth2'), ApiKey: requirePrincipal('ApiKey'), ClientBasic: authenticatedByTheEndpoint },
     }
     app.decorate('auth', auth)

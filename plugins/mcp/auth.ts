@@ -8,25 +8,18 @@
 // resource_metadata="…"` and the API's Error body.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
-import { protectedResources } from '../auth/resources.js'
+import { MCP_PATH, protectedResources, RESOURCE_METADATA_PATH, resourceMetadata } from '../auth/resources.js'
 import { bearerChallenge as challenge } from '../auth/rules.js'
 import { AppError } from '../errors/codes.js'
 
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource/mcp'
+export const PROTECTED_RESOURCE_PATH = `${RESOURCE_METADATA_PATH}${MCP_PATH}`
 
 export const mcpResource = (config: Config): string => protectedResources(config.publicBaseUrl).mcp
-export const resourceMetadataUrl = (config: Config): string => `${config.publicBaseUrl}${PROTECTED_RESOURCE_PATH}`
+export const resourceMetadataUrl = (config: Config): string => protectedResources(config.publicBaseUrl).metadataUrl.mcp
 
 /** RFC 9728 protected-resource metadata of /mcp: tokens for it are requested with resource=<resource>. */
 export function protectedResourceMetadata(config: Config, scopes: readonly string[], resourceName: string) {
-  return {
-    resource: mcpResource(config),
-    authorization_servers: [config.publicBaseUrl],
-    scopes_supported: [...scopes],
-    bearer_methods_supported: ['header'],
-    resource_name: resourceName,
-    resource_documentation: `${config.publicBaseUrl}/docs`,
-  }
+  return resourceMetadata(config.publicBaseUrl, mcpResource(config), scopes, resourceName)
 }
 
 export function refuseBadToken(config: Config) {
