@@ -51,18 +51,16 @@ function openSqlite(
   { create, onLost, unsafeNoFsync }: { create: boolean; onLost: (reason: string) => void; unsafeNoFsync: boolean },
 ): { db: Kysely<Database>; location: string } & Batches {
   const file = sqliteFile(dataDir)
-  if (!existsSync(file)) {
-    if (!create) {
-      throw new MissingDataFile(
-        `there is no database at ${file}: a server started with this DATA_DIR creates it, so this folder is not the one the server uses (or it was deleted)`,
-      )
-    }
-    dataFolder(dataDir)
-    // Created empty and owner-only before SQLite opens it: SQLite gives its -wal and -shm files
-    // the database file's mode.
-    touchPrivateFile(file)
+  const exists = existsSync(file)
+  if (!exists && !create) {
+    throw new MissingDataFile(
+      `there is no database at ${file}: a server started with this DATA_DIR creates it, so this folder is not the one the server uses (or it was deleted)`,
+    )
   }
   dataFolder(dataDir)
+  // Created empty and owner-only before SQLite opens it: SQLite gives its -wal and -shm files the
+  // database file's mode.
+  if (!exists) touchPrivateFile(file)
   refuseLostLog(dataDir)
   const database = new SQLite(file)
   // Its busy timeout first, so switching to WAL waits for other processes too. WAL lets readers

@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer'
 import { readFileSync } from 'node:fs'
 
 /** Where the first byte sequence that is not a UTF-8 character starts (its length if there is none). */
-export function firstInvalidByte(bytes: Uint8Array): number {
+function firstInvalidByte(bytes: Uint8Array): number {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let i = 0
   while (i < buffer.length) {
