@@ -268,12 +268,16 @@ export const VARIABLES = {
     expected: 'a host name, optionally with a port, such as api.studio.example',
   }),
   // Empty means derived from PUBLIC_HOST and PORT (createConfig fills it in).
-  publicBaseUrl: string('PUBLIC_BASE_URL', 'absolute base URL: token issuer and audience, image URLs, `Link` headers', {
-    default: '',
-    shown: '`http://{PUBLIC_HOST}:{PORT}`',
-    pattern: '^https?://[^/]+',
-    expected: 'an absolute http(s) URL such as https://api.studio.example',
-  }),
+  publicBaseUrl: string(
+    'PUBLIC_BASE_URL',
+    'absolute base URL: token issuer and audience, image URLs, `Link` headers; the same on every instance of one database',
+    {
+      default: '',
+      shown: '`http://{PUBLIC_HOST}:{PORT}`',
+      pattern: '^https?://[^/]+',
+      expected: 'an absolute http(s) URL such as https://api.studio.example',
+    },
+  ),
   logLevel: oneOf('LOG_LEVEL', 'log level', LOG_LEVELS, 'info'),
   tokenTtlSeconds: integer('TOKEN_TTL_SECONDS', 'access token lifetime in seconds', { default: 3600, minimum: 60, maximum: 86400 }),
   leadsAllowAnonymous: boolean('LEADS_ALLOW_ANONYMOUS', 'accept leads without a token (website form)', false),

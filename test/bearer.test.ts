@@ -11,6 +11,7 @@ import t, { type Test } from 'tap'
 import type { Config } from '../config.js'
 import { rotateClient } from '../plugins/auth/admin.js'
 import { basic, call, testApp, tokenFor } from './helpers/app.js'
+import { captureLog } from './helpers/log.js'
 
 const URL_ = '/project_metadata.json'
 const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
@@ -282,3 +283,59 @@ t.test("a forged token never spends the victim client's budget", async (t) => {
   t.equal(second.statusCode, 200, 'the victim is still served')
   t.equal(second.headers['x-ratelimit-remaining'], '3', "only the victim's own requests spent its budget")
 })
+
+t.test(
+  "instances on one database with different PUBLIC_BASE_URLs: each refuses the other's tokens, says so to the caller, and warns once",
+  async (t) => {
+    const A = 'https://a.studio.example'
+    const B = 'https://b.studio.example'
+    const a = await testApp(t, { publicBaseUrl: A })
+    const log = captureLog()
+    // The same database and keys as `a` (its data folder; its schema on PostgreSQL), another base URL.
+    const shared = {
+      dataDir: a.config.dataDir,
+      databaseUrl: a.config.databaseUrl,
+      redisUrl: a.config.redisUrl,
+      redisPrefix: a.config.redisPrefix,
+    }
+    const b = await testApp(t, { ...shared, publicBaseUrl: B }, { logger: { level: 'warn', stream: log.stream } })
+
+    const fromA = await realToken(a.app)
+    t.equal((await get(t, a.app, `Bearer ${fromA.token}`)).statusCode, 200, 'A accepts its own token')
+    for (const attempt of [1, 2, 3]) {
+      const res = await get(t, b.app, `Bearer ${fromA.token}`)
+      isUnauthorized(
+        t,
+        res,
+        `A's token at B, ${attempt}`,
+        new RegExp(`issued as ${A}, and this server issues and accepts tokens as ${B}; request a new token from ${B}/api/token`),
+      )
+    }
+    const warned = log.lines().filter((l) => l.token_issuer !== undefined)
+    t.equal(warned.length, 1, 'one warning for the issuer, however many of its tokens arrive')
+    t.equal(warned[0]?.level, 40)
+    t.equal(warned[0]?.token_issuer, A)
+    t.equal(warned[0]?.issuer, B)
+    t.match(warned[0]?.msg, /must share PUBLIC_BASE_URL/)
+
+    // B's own tokens work at B; a token of another key that names A is a forgery, not A's.
+    const fromB = await realToken(b.app)
+    t.equal((await get(t, b.app, `Bearer ${fromB.token}`)).statusCode, 200, 'B accepts its own token')
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+    const forged = await signWith(
+      privateKey,
+      { ...fromA.claims, iss: 'https://c.studio.example' },
+      { kid: fromA.header.kid, typ: 'at+jwt' },
+    )
+    isUnauthorized(t, await get(t, b.app, `Bearer ${forged}`), 'another key naming another issuer', /not issued by this server/)
+    // Signed with the key, the issuer ours, another claim wrong: the usual hint, no warning.
+    const { key } = await serverKey(b.config)
+    const otherAudience = await signWith(
+      key,
+      { ...fromB.claims, aud: 'https://other-api.example' },
+      { kid: fromB.header.kid, typ: 'at+jwt' },
+    )
+    isUnauthorized(t, await get(t, b.app, `Bearer ${otherAudience}`), 'our issuer, another audience', /not valid here/)
+    t.equal(log.lines().filter((l) => l.token_issuer !== undefined).length, 1, 'still one warning')
+  },
+)

@@ -203,7 +203,8 @@ export default fp<{ config: Config }>(
       try {
         payload = app.jwt.verify<Record<string, unknown>>(token)
       } catch (err) {
-        request.authFailure = tokenFailureHint((err as { code?: string }).code)
+        const code = (err as { code?: string }).code
+        request.authFailure = (code === 'FAST_JWT_INVALID_CLAIM_VALUE' && foreignIssuer(token)) || tokenFailureHint(code)
         return undefined
       }
       const problem = accessTokenClaimsProblem(payload) ?? tokenTimesProblem(payload, Math.floor(now / 1000), config.tokenTtlSeconds)
@@ -219,6 +220,30 @@ export default fp<{ config: Config }>(
         generation: typeof generation === 'number' ? generation : 0,
       }
       return verifiedTokens.set(token, entry, payload.exp as number, now)
+    }
+
+    /** Issuers named by tokens of our key that this instance refused, each logged once. */
+    const foreignIssuers = new Set<string>()
+
+    /**
+     * A token signed with this server's key (fast-jwt checks the signature before the claims, so a
+     * claim's value is what failed) but issued as another base URL: another instance on the same
+     * database with another PUBLIC_BASE_URL issued it, or this one before its PUBLIC_BASE_URL
+     * changed. Behind a load balancer the first refuses tokens now and then, whichever instance
+     * answers: the operator hears of it once per issuer, and the caller's hint says where tokens
+     * for this server come from. Undefined when the issuer is ours (another claim failed).
+     */
+    function foreignIssuer(token: string): string | undefined {
+      const iss = app.jwt.decode<Record<string, unknown>>(token)?.iss
+      if (typeof iss !== 'string' || iss === issuer) return undefined
+      if (!foreignIssuers.has(iss) && foreignIssuers.size < 16) {
+        foreignIssuers.add(iss)
+        app.log.warn(
+          { token_issuer: iss, issuer },
+          "refused a token signed with this server's key but issued as another base URL: instances that share a database must share PUBLIC_BASE_URL, or each refuses the tokens of the others (after a change of PUBLIC_BASE_URL, tokens issued before it are refused until they expire)",
+        )
+      }
+      return `the access token was issued as ${iss}, and this server issues and accepts tokens as ${issuer}; request a new token from ${issuer}/api/token`
     }
 
     async function resolveApiKey(request: FastifyRequest, presented: string): Promise<void> {
