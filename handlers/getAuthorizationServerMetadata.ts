@@ -7,6 +7,6 @@ export const getAuthorizationServerMetadata: HandlerModule<Deps> = {
   handler: ({ auth }: Deps) =>
     async function getAuthorizationServerMetadata(_request: FastifyRequest, reply: FastifyReply) {
       reply.header('cache-control', 'public, max-age=300')
-      return auth.metadata()
+      return auth.metadata
     },
 }

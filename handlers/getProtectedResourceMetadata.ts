@@ -8,6 +8,6 @@ export const getProtectedResourceMetadata: HandlerModule<Deps> = {
   handler: ({ auth }: Deps) =>
     async function getProtectedResourceMetadata(_request: FastifyRequest, reply: FastifyReply) {
       reply.header('cache-control', 'public, max-age=300')
-      return auth.resourceMetadata()
+      return auth.resourceMetadata
     },
 }

@@ -7,6 +7,7 @@ import fastifyJwt from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
+import type { components } from '../../generated/openapi.js'
 import { AppError } from '../errors/codes.js'
 import { bootstrapClient, type ClientAdmin } from './admin.js'
 import { ClientStatusCache, type Standing } from './client-status.js'
@@ -70,10 +71,10 @@ export interface Auth {
   /** The resources tokens can be requested for. */
   resources: Resources
   jwks(): { keys: object[] }
-  /** RFC 8414 authorization server metadata. */
-  metadata(): Record<string, unknown>
-  /** RFC 9728 metadata of the REST API as a protected resource. */
-  resourceMetadata(): Record<string, unknown>
+  /** RFC 8414 authorization server metadata (made once: it depends on the configuration only). */
+  metadata: components['schemas']['AuthorizationServerMetadata']
+  /** RFC 9728 metadata of the REST API as a protected resource (made once, likewise). */
+  resourceMetadata: components['schemas']['ProtectedResourceMetadata']
   /** Named after the spec's security schemes; the routes' security gate calls them. */
   securityHandlers: Record<string, SecurityHandler>
   /** Clients and API keys, for the bootstrap and the tests (the CLI builds its own). */
@@ -314,7 +315,7 @@ export default fp<{ config: Config }>(
         return { access_token, token_type: 'Bearer', expires_in: config.tokenTtlSeconds, scope }
       },
       jwks: () => ({ keys: [key.jwk] }),
-      metadata: () => ({
+      metadata: {
         issuer,
         token_endpoint: `${issuer}/api/token`,
         jwks_uri: `${issuer}/.well-known/jwks.json`,
@@ -325,8 +326,8 @@ export default fp<{ config: Config }>(
         scopes_supported: [...app.spec.scopes],
         service_documentation: `${issuer}/docs`,
         protected_resources: [...resources.all],
-      }),
-      resourceMetadata: () => resourceMetadata(issuer, resources.api, app.spec.scopes, app.spec.title),
+      },
+      resourceMetadata: resourceMetadata(issuer, resources.api, app.spec.scopes, app.spec.title),
       securityHandlers: { OAuth2: requirePrincipal('OAuth2'), ApiKey: requirePrincipal('ApiKey'), ClientBasic: authenticatedByTheEndpoint },
     }
     app.decorate('auth', auth)

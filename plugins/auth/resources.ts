@@ -4,6 +4,7 @@
 // Each publishes its RFC 9728 metadata at the well-known path followed by its own path under the
 // base URL (the REST API's at /.well-known/oauth-protected-resource, /mcp's at
 // /.well-known/oauth-protected-resource/mcp), and names it in its 401 challenges.
+import type { components } from '../../generated/openapi.js'
 
 /** Where the MCP endpoint is served; its resource identifier is the base URL plus this path. */
 export const MCP_PATH = '/mcp'
@@ -33,7 +34,12 @@ export function protectedResources(publicBaseUrl: string): Resources {
 }
 
 /** RFC 9728 §2 metadata of one resource: tokens for it come from this server, asked with resource=<resource>. */
-export function resourceMetadata(publicBaseUrl: string, resource: string, scopes: readonly string[], name: string) {
+export function resourceMetadata(
+  publicBaseUrl: string,
+  resource: string,
+  scopes: readonly string[],
+  name: string,
+): components['schemas']['ProtectedResourceMetadata'] {
   return {
     resource,
     authorization_servers: [publicBaseUrl],
