@@ -478,6 +478,8 @@ export interface Figures {
   /** Bytes received per response, headers included. */
   bytesPerResponse: number
   durationS: number
+  /** A contender's own counters (Contender.counters), their change over the run per response. */
+  counted: Record<string, number>
 }
 
 let wrkRuns = 0
@@ -559,6 +561,7 @@ async function runWrk(server: Server, load: Load, seconds: number, connections =
     otherCores: Math.max(0, (busy - cpu - wrkCpu) / wall),
     bytesPerResponse: r.requests > 0 ? Math.round(r.bytes / r.requests) : Number.NaN,
     durationS,
+    counted: {},
   }
 }
 
@@ -568,8 +571,10 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2
 }
 
+type Measured = { [K in keyof Figures]: Figures[K] extends number ? K : never }[keyof Figures]
+
 function summarise(rounds: Figures[]) {
-  const med = (k: keyof Figures) => median(rounds.map((r) => r[k]))
+  const med = (k: Measured) => median(rounds.map((r) => r[k]))
   return {
     rps: med('rps'),
     cpuUsPerReq: med('cpuUsPerReq'),
@@ -587,6 +592,9 @@ function summarise(rounds: Figures[]) {
     wrkCpuUsPerReq: med('wrkCpuUsPerReq'),
     watchedCpuUsPerReq: med('watchedCpuUsPerReq'),
     bytesPerResponse: med('bytesPerResponse'),
+    counted: Object.fromEntries(
+      Object.keys(rounds[0]?.counted ?? {}).map((k) => [k, median(rounds.map((r) => r.counted[k] ?? Number.NaN))]),
+    ),
     rounds,
   }
 }
@@ -623,6 +631,11 @@ export interface Contender {
   load: Load
   /** Another process whose CPU each run reads too (Redis). */
   watch?: () => number
+  /**
+   * Counters of the contender's own (PostgreSQL's transactions, say), read just before and just
+   * after each measured run; their changes per response go into the run's Figures.counted.
+   */
+  counters?: () => Promise<Record<string, number>>
 }
 
 let generatorWarnings = 0
@@ -645,9 +658,15 @@ async function compare(op: string, contenders: Contender[]): Promise<OpResult> {
   const figures = contenders.map(() => [] as Figures[])
   for (let i = 1; i <= ROUNDS; i++) {
     for (const [k, c] of contenders.entries()) {
+      const before = await c.counters?.()
       const f = await runWrk(c.server, c.load, DURATION, CONNECTIONS, c.watch)
+      const after = await c.counters?.()
+      if (before && after) {
+        for (const [key, v] of Object.entries(after)) f.counted[key] = (v - (before[key] ?? Number.NaN)) / f.requests
+      }
       figures[k]?.push(f)
-      log(`${op} round ${i}/${ROUNDS} ${c.name.padEnd(13)} ${line(f)}`)
+      const counted = Object.entries(f.counted).map(([key, v]) => `; ${key} ${fmt(v, 3)}/req`)
+      log(`${op} round ${i}/${ROUNDS} ${c.name.padEnd(13)} ${line(f)}${counted.join('')}`)
       if (f.wrkCores > 0.85) {
         generatorWarnings++
         log(`WARNING: wrk used ${fmt(f.wrkCores, 2)} cores: the generator may be the bottleneck of this run`)

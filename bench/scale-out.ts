@@ -132,7 +132,10 @@ export async function scaleOut(b: Bench): Promise<void> {
     redisCalls: await metric(b, api.metricsPort, 'studio_rate_limit_redis_calls_total'),
   })
   /** Runs compare() and records, per server, the rate limiter's Redis calls per response over it. */
-  const measure = async (op: string, contenders: { name: string; api?: Api; server: Server; load: Load }[]) => {
+  const measure = async (
+    op: string,
+    contenders: { name: string; api?: Api; server: Server; load: Load; counters?: () => Promise<Record<string, number>> }[],
+  ) => {
     const before = await Promise.all(contenders.map((c) => (c.api ? meter(c.api) : undefined)))
     // Redis' CPU is read around each run, so each server is charged for its own Redis work only.
     ops[op] = await b.compare(
@@ -217,10 +220,17 @@ export async function scaleOut(b: Bench): Promise<void> {
         servers.push(serial)
         const lead = (api: Api): Load => ({ script: 'submit-lead', path: '/scripts/enquiry_backend.php', authorization: api.bearer })
         const naiveLoad: Load = { script: 'submit-lead', path: '/leads' }
+        // What a commit costs on this machine decides how much batching can win: measured first.
+        const latency = await commitLatency(admin)
+        results.commitLatency = latency
+        b.log(
+          `PostgreSQL commit latency (${latency.commits} in series, a row each): median ${b.fmt(latency.medianUs)} µs, p90 ${b.fmt(latency.p90Us)} µs`,
+        )
+        const counters = () => walCounters(admin)
         await measure('submitLead', [
-          { name: 'pg+redis', api: pgRedis, server: pgRedis.server, load: lead(pgRedis) },
-          { name: 'naive-pg', server: naive, load: naiveLoad },
-          { name: 'naive-pg-serial', server: serial, load: naiveLoad },
+          { name: 'pg+redis', api: pgRedis, server: pgRedis.server, load: lead(pgRedis), counters },
+          { name: 'naive-pg', server: naive, load: naiveLoad, counters },
+          { name: 'naive-pg-serial', server: serial, load: naiveLoad, counters },
           { name: 'embedded', api: embedded, server: embedded.server, load: lead(embedded) },
         ])
         await Promise.all([b.stopServer(naive), b.stopServer(serial)])
@@ -273,6 +283,43 @@ export async function scaleOut(b: Bench): Promise<void> {
   const round = (_key: string, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v)
   writeFileSync(outFile, `${JSON.stringify(out, round, 2)}\n`)
   b.log(`wrote ${relative(b.root, outFile)}`)
+}
+
+/**
+ * PostgreSQL's transactions and WAL so far, server-wide (the runs are one at a time, so a run's
+ * changes are its own): transaction ids assigned (one per writing transaction; read at once,
+ * unlike pg_stat_*, which backends report up to a second late) and WAL bytes inserted.
+ */
+async function walCounters(admin: pg.Client): Promise<Record<string, number>> {
+  const { rows } = await admin.query<{ xacts: string; wal: string }>(
+    `select pg_snapshot_xmax(pg_current_snapshot())::text as xacts,
+            pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text as wal`,
+  )
+  return { 'pg transactions': Number(rows[0]?.xacts), 'wal bytes': Number(rows[0]?.wal) }
+}
+
+interface CommitLatency {
+  commits: number
+  medianUs: number
+  p90Us: number
+}
+
+/** Durable one-row commits in series on the bench's PostgreSQL: what the naive endpoint pays per lead. */
+async function commitLatency(admin: pg.Client, commits = 300): Promise<CommitLatency> {
+  const table = `studio_bench_commit_probe_${randomBytes(3).toString('hex')}`
+  await admin.query(`create table ${table} (n integer not null)`)
+  try {
+    const us: number[] = []
+    for (let i = 0; i < commits; i++) {
+      const t0 = performance.now()
+      await admin.query(`insert into ${table} (n) values ($1)`, [i])
+      us.push((performance.now() - t0) * 1000)
+    }
+    us.sort((a, b) => a - b)
+    return { commits, medianUs: us[Math.floor(commits / 2)] ?? Number.NaN, p90Us: us[Math.floor(commits * 0.9)] ?? Number.NaN }
+  } finally {
+    await admin.query(`drop table ${table}`)
+  }
 }
 
 /** Two instances on one database, one Redis, one set of secrets and budgets. */
@@ -565,7 +612,22 @@ function printTables(
   targets: Target[],
 ): void {
   const rows = [
-    ['operation', 'server', 'req/s', 'first÷', 'µs CPU/req', 'redis µs/req', 'redis calls/req', 'p50 ms', 'p99 ms', 'max ms', 'errors'],
+    [
+      'operation',
+      'server',
+      'req/s',
+      'first÷',
+      'µs CPU/req',
+      'others µs/req',
+      'redis µs/req',
+      'redis calls/req',
+      'pg xacts/req',
+      'wal B/req',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'errors',
+    ],
   ]
   for (const [op, r] of Object.entries(ops)) {
     for (const [name, s] of Object.entries(r.servers)) {
@@ -576,8 +638,11 @@ function printTables(
         b.fmt(s.rps),
         r.vs[name] ? `${b.fmt(r.vs[name].rps, 2)}x` : '',
         b.fmt(s.cpuUsPerReq, 1),
+        b.fmt((s.otherCores / s.rps) * 1e6, 1),
         b.fmt(s.watchedCpuUsPerReq, 1),
         m ? b.fmt(m.redisCalls, 4) : '',
+        s.counted['pg transactions'] === undefined ? '' : b.fmt(s.counted['pg transactions'], 3),
+        s.counted['wal bytes'] === undefined ? '' : b.fmt(s.counted['wal bytes']),
         b.ms(s.p50Us),
         b.ms(s.p99Us),
         b.ms(s.maxUs, 1),
