@@ -251,7 +251,7 @@ export async function scaleOut(b: Bench): Promise<void> {
     if (!b.args.has('keep')) rmSync(tmp, { recursive: true, force: true })
   }
 
-  targets.unshift(...sideBySideTargets(b, ops))
+  targets.unshift(...sideBySideTargets(b, ops, results.commitLatency as CommitLatency | undefined))
   const out = {
     when: new Date().toISOString(),
     machine: {
@@ -569,7 +569,7 @@ async function outage(b: Bench, redis: RedisServer, databaseUrl: string, tmp: st
   return { seconds: SECONDS, outageFromS: 5, outageToS: 10, control, frozen, killed }
 }
 
-function sideBySideTargets(b: Bench, ops: Record<string, OpResult>): Target[] {
+function sideBySideTargets(b: Bench, ops: Record<string, OpResult>, latency: CommitLatency | undefined): Target[] {
   const out: Target[] = []
   const clean = (s: Summary | undefined) => s !== undefined && s.non2xx === 0 && s.socketErrors === 0
   const g = ops.getProjects
@@ -600,6 +600,25 @@ function sideBySideTargets(b: Bench, ops: Record<string, OpResult>): Target[] {
       value: `${b.fmt(vs, 2)}x (${b.fmt(s.servers['pg+redis']?.rps ?? Number.NaN)} vs ${b.fmt(s.servers['naive-pg']?.rps ?? Number.NaN)} req/s)`,
       pass: vs >= 1.5 && clean(s.servers['pg+redis']) && clean(s.servers['naive-pg']),
     })
+    // What 1.5× would take of this machine: the API's own CPU per lead that one event loop could
+    // afford at 1.5× the naive endpoint's rate, and every process's CPU per lead at that rate.
+    const api = s.servers['pg+redis']
+    const naive = s.servers['naive-pg']
+    if (api && naive) {
+      const goal = 1.5 * naive.rps
+      const others = (api.otherCores / api.rps) * 1e6
+      const cores = (goal * (api.cpuUsPerReq + others + api.wrkCpuUsPerReq)) / 1e6
+      out.push({
+        name: 'submitLead: what 1.5x the naive endpoint would take here',
+        target: 'information',
+        value:
+          `${b.fmt(goal)} leads/s: at most ${b.fmt(1e6 / goal, 1)} µs of the API's CPU per lead on one core ` +
+          `(it spent ${b.fmt(api.cpuUsPerReq, 1)}, the naive endpoint ${b.fmt(naive.cpuUsPerReq, 1)}); ` +
+          `${b.fmt(cores, 2)} of ${os.cpus().length} cores at this run's CPU per lead (API, rest of the machine, wrk); ` +
+          `a commit in series ${latency ? b.fmt(latency.medianUs) : '-'} µs`,
+        pass: null,
+      })
+    }
   }
   return out
 }
