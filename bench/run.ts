@@ -23,7 +23,9 @@
 //          --redis (the scale-out mode, bench/scale-out.ts: embedded, Redis, PostgreSQL + Redis side by
 //            side, two instances, Redis stopped under load; --only=getProjects,issueToken,submitLead,
 //            twoInstances,outage; --database=postgres://… the PostgreSQL server to create its databases on;
-//            --candidates="name=path/to/server.bundle.js;…" other builds with Redis in getProjects' rounds)
+//            --candidates="name=path/to/server.bundle.js;…" other builds with Redis in getProjects' rounds;
+//            --pg-flush-delay-us=N a PostgreSQL of the bench's own instead, every WAL flush N µs slower:
+//            bench/private-postgres.ts)
 //          --child-env="K=V;K2=V2" (extra environment for the API and baseline processes, e.g. an
 //            LD_PRELOAD shim that adds latency to fsync, to read submitLead against a slower disk:
 //            bench/fsync-delay.c; the "submitLead vs naive durable" target is judged only with
@@ -296,7 +298,7 @@ function startApi(name: string, dataDir: string, port: number, logFile: string, 
  */
 function resultsFile(reference: string, when: string): string {
   if (args.has('out')) return resolve(args.get('out') ?? '')
-  const experimental = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args'].some((a) => args.has(a))
+  const experimental = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args', 'pg-flush-delay-us'].some((a) => args.has(a))
   return join(benchDir, experimental ? `${reference}-${when.replace(/[:.]/g, '-')}.json` : `${reference}.json`)
 }
 

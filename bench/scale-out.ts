@@ -23,6 +23,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeFil
 import * as os from 'node:os'
 import { join, relative } from 'node:path'
 import pg from 'pg'
+import { privatePostgres } from './private-postgres.js'
 import type { Bench, Figures, Load, OpResult, Server, Summary, Target } from './run.js'
 
 interface RedisServer {
@@ -97,7 +98,10 @@ export async function scaleOut(b: Bench): Promise<void> {
   b.log(`scale-out mode: wrk -t1 -c${b.connections}, ${b.rounds} rounds × ${b.duration} s after a ${b.warmup} s warm-up`)
   b.build()
   const tmp = mkdtempSync(join(os.tmpdir(), 'studio-bench-scale-'))
-  const base = b.args.get('database') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  // --pg-flush-delay-us=N: a PostgreSQL of the bench's own whose WAL flushes take N µs longer.
+  const flushDelayUs = Number(b.args.get('pg-flush-delay-us') ?? 0) || 0
+  const slowPg = flushDelayUs > 0 ? await privatePostgres(b, flushDelayUs) : undefined
+  const base = slowPg?.url ?? b.args.get('database') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
   const tag = randomBytes(3).toString('hex')
   const databases: string[] = []
   const admin = new pg.Client({ connectionString: base })
@@ -248,10 +252,11 @@ export async function scaleOut(b: Bench): Promise<void> {
     await redis.kill()
     for (const db of databases) await admin.query(`drop database if exists ${db} with (force)`).catch(() => {})
     await admin.end()
+    await slowPg?.stop()
     if (!b.args.has('keep')) rmSync(tmp, { recursive: true, force: true })
   }
 
-  targets.unshift(...sideBySideTargets(b, ops, results.commitLatency as CommitLatency | undefined))
+  targets.unshift(...sideBySideTargets(b, ops, results.commitLatency as CommitLatency | undefined, flushDelayUs))
   const out = {
     when: new Date().toISOString(),
     machine: {
@@ -266,6 +271,7 @@ export async function scaleOut(b: Bench): Promise<void> {
       rounds: b.rounds,
       durationS: b.duration,
       rateLimits: b.rateLimits,
+      ...(slowPg && { pgFlushDelayUs: flushDelayUs }),
     },
     notes: [
       'servers: the same dist/server.bundle.js; embedded = SQLite and in-memory counters, redis = SQLite + REDIS_URL, pg+redis = DATABASE_URL + REDIS_URL (a redis-server of the bench, the machine’s PostgreSQL); naive-pg = bench/baseline-leads-pg.ts (one INSERT per transaction, pool of 10), naive-pg-serial the same on one connection',
@@ -634,7 +640,7 @@ async function outage(b: Bench, redis: RedisServer, databaseUrl: string, tmp: st
   return { seconds: SECONDS, outageFromS: 5, outageToS: 10, control, frozen, killed }
 }
 
-function sideBySideTargets(b: Bench, ops: Record<string, OpResult>, latency: CommitLatency | undefined): Target[] {
+function sideBySideTargets(b: Bench, ops: Record<string, OpResult>, latency: CommitLatency | undefined, flushDelayUs: number): Target[] {
   const out: Target[] = []
   const clean = (s: Summary | undefined) => s !== undefined && s.non2xx === 0 && s.socketErrors === 0
   const g = ops.getProjects
@@ -660,7 +666,7 @@ function sideBySideTargets(b: Bench, ops: Record<string, OpResult>, latency: Com
   if (s) {
     const vs = s.vs['naive-pg']?.rps ?? Number.NaN
     out.push({
-      name: 'submitLead on PostgreSQL ÷ naive (one transaction per lead)',
+      name: `submitLead on PostgreSQL ÷ naive (one transaction per lead)${flushDelayUs ? `, every WAL flush +${flushDelayUs} µs (the shim)` : ''}`,
       target: '>= 1.5x',
       value: `${b.fmt(vs, 2)}x (${b.fmt(s.servers['pg+redis']?.rps ?? Number.NaN)} vs ${b.fmt(s.servers['naive-pg']?.rps ?? Number.NaN)} req/s)`,
       pass: vs >= 1.5 && clean(s.servers['pg+redis']) && clean(s.servers['naive-pg']),
