@@ -36,6 +36,14 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`--pg-flush-delay-us: could not build bench/fsync-delay.c with gcc: ${(err as Error).message}`)
   }
+  /** The folder, cluster and all; a server still shutting down may add a file meanwhile: retried. */
+  const remove = () => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
+    } catch (err) {
+      b.log(`could not remove the bench's PostgreSQL folder ${dir}: ${(err as Error).message}`)
+    }
+  }
   const asRoot = process.getuid?.() === 0
   // As root: the cluster's folder belongs to postgres, and the shim is readable by it.
   if (asRoot) {
@@ -65,8 +73,8 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
   const onExit = () => {
     try {
       run(...as(join(bindir, 'pg_ctl'), ['-D', data, 'stop', '-m', 'immediate', '-w']))
-    } catch {}
-    rmSync(dir, { recursive: true, force: true })
+    } catch {} // not running (a signal to the process group stopped it too)
+    remove()
   }
   process.on('exit', onExit)
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
@@ -81,7 +89,7 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
       }
       await exited
     }
-    rmSync(dir, { recursive: true, force: true })
+    remove()
   }
   const deadline = Date.now() + 30_000
   for (;;) {

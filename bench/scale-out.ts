@@ -98,6 +98,11 @@ export async function scaleOut(b: Bench): Promise<void> {
   b.log(`scale-out mode: wrk -t1 -c${b.connections}, ${b.rounds} rounds × ${b.duration} s after a ${b.warmup} s warm-up`)
   b.build()
   const tmp = mkdtempSync(join(os.tmpdir(), 'studio-bench-scale-'))
+  // Also when the run is cut short (Ctrl-C, a failure: process.exit skips the finally below).
+  const removeTmp = () => {
+    if (!b.args.has('keep')) rmSync(tmp, { recursive: true, force: true, maxRetries: 5 })
+  }
+  process.on('exit', removeTmp)
   // --pg-flush-delay-us=N: a PostgreSQL of the bench's own whose WAL flushes take N µs longer.
   const flushDelayUs = Number(b.args.get('pg-flush-delay-us') ?? 0) || 0
   const slowPg = flushDelayUs > 0 ? await privatePostgres(b, flushDelayUs) : undefined
@@ -253,7 +258,8 @@ export async function scaleOut(b: Bench): Promise<void> {
     for (const db of databases) await admin.query(`drop database if exists ${db} with (force)`).catch(() => {})
     await admin.end()
     await slowPg?.stop()
-    if (!b.args.has('keep')) rmSync(tmp, { recursive: true, force: true })
+    process.off('exit', removeTmp)
+    removeTmp()
   }
 
   targets.unshift(...sideBySideTargets(b, ops, results.commitLatency as CommitLatency | undefined, flushDelayUs))
