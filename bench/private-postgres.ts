@@ -7,7 +7,7 @@
 // commands run as the `postgres` user (runuser), which then owns the folder.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import * as os from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -29,13 +29,6 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
     throw new Error('--pg-flush-delay-us needs the PostgreSQL server binaries and pg_config (Debian: apt-get install postgresql)')
   }
   const dir = mkdtempSync(join(os.tmpdir(), 'studio-bench-pg-'))
-  const shim = join(dir, 'fsync-delay.so')
-  try {
-    run('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(b.benchDir, 'fsync-delay.c'), '-ldl'])
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true })
-    throw new Error(`--pg-flush-delay-us: could not build bench/fsync-delay.c with gcc: ${(err as Error).message}`)
-  }
   /** The folder, cluster and all; a server still shutting down may add a file meanwhile: retried. */
   const remove = () => {
     try {
@@ -43,6 +36,13 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
     } catch (err) {
       b.log(`could not remove the bench's PostgreSQL folder ${dir}: ${(err as Error).message}`)
     }
+  }
+  const shim = join(dir, 'fsync-delay.so')
+  try {
+    run('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(b.benchDir, 'fsync-delay.c'), '-ldl'])
+  } catch (err) {
+    remove()
+    throw new Error(`--pg-flush-delay-us: could not build bench/fsync-delay.c with gcc: ${(err as Error).message}`)
   }
   const asRoot = process.getuid?.() === 0
   // As root: the cluster's folder belongs to postgres, and the shim is readable by it.
@@ -59,15 +59,19 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
   try {
     run(...as(join(bindir, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']))
   } catch (err) {
-    rmSync(dir, { recursive: true, force: true })
+    remove()
     throw new Error(`--pg-flush-delay-us: initdb failed: ${(err as Error).message}`)
   }
   const port = await b.freePort()
   const [cmd, args] = as(join(bindir, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'])
+  // Its log outlives the folder: bench/postgres-private.log (why it did not start, say).
+  const logFile = join(b.benchDir, 'postgres-private.log')
+  const logFd = openSync(logFile, 'w')
   const server: ChildProcess = spawn(cmd, args, {
     env: { ...process.env, LD_PRELOAD: shim, FSYNC_DELAY_US: String(flushDelayUs) },
-    stdio: 'ignore',
+    stdio: ['ignore', logFd, logFd],
   })
+  closeSync(logFd)
   // A bench that fails on its way (process.exit) still stops it: the server is not our child
   // (runuser's) when we are root, so a signal to the child would not reach it.
   const onExit = () => {
@@ -102,7 +106,9 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
       await client.end().catch(() => {})
       if (Date.now() > deadline || server.exitCode !== null) {
         await stop()
-        throw new Error(`--pg-flush-delay-us: the bench's PostgreSQL did not start: ${(err as Error).message}`)
+        throw new Error(
+          `--pg-flush-delay-us: the bench's PostgreSQL did not start (its log: bench/postgres-private.log): ${(err as Error).message}`,
+        )
       }
       await b.sleep(200)
     }

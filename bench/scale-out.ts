@@ -19,12 +19,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import * as os from 'node:os'
 import { join, relative } from 'node:path'
 import pg from 'pg'
 import { privatePostgres } from './private-postgres.js'
-import type { Bench, Figures, Load, OpResult, Server, Summary, Target } from './run.js'
+import type { Bench, Contender, Figures, Load, OpResult, Server, Summary, Target } from './run.js'
 
 interface RedisServer {
   port: number
@@ -126,6 +126,7 @@ export async function scaleOut(b: Bench): Promise<void> {
   const meters: Record<string, Record<string, Meter>> = {}
   const results: Record<string, unknown> = {}
   const targets: Target[] = []
+  let latency: CommitLatency | undefined
 
   const startApi = async (name: string, extra: Record<string, string>, bundle = b.serverJs): Promise<Api> => {
     const port = await b.freePort()
@@ -141,10 +142,7 @@ export async function scaleOut(b: Bench): Promise<void> {
     redisCalls: await metric(b, api.metricsPort, 'studio_rate_limit_redis_calls_total'),
   })
   /** Runs compare() and records, per server, the rate limiter's Redis calls per response over it. */
-  const measure = async (
-    op: string,
-    contenders: { name: string; api?: Api; server: Server; load: Load; counters?: () => Promise<Record<string, number>> }[],
-  ) => {
+  const measure = async (op: string, contenders: (Omit<Contender, 'watch'> & { api?: Api })[]) => {
     const before = await Promise.all(contenders.map((c) => (c.api ? meter(c.api) : undefined)))
     // Redis' CPU is read around each run, so each server is charged for its own Redis work only.
     ops[op] = await b.compare(
@@ -230,7 +228,7 @@ export async function scaleOut(b: Bench): Promise<void> {
         const lead = (api: Api): Load => ({ script: 'submit-lead', path: '/scripts/enquiry_backend.php', authorization: api.bearer })
         const naiveLoad: Load = { script: 'submit-lead', path: '/leads' }
         // What a commit costs on this machine decides how much batching can win: measured first.
-        const latency = await commitLatency(admin)
+        latency = await commitLatency(admin)
         results.commitLatency = latency
         b.log(
           `PostgreSQL commit latency (${latency.commits} in series, a row each): median ${b.fmt(latency.medianUs)} µs, p90 ${b.fmt(latency.p90Us)} µs`,
@@ -262,7 +260,7 @@ export async function scaleOut(b: Bench): Promise<void> {
     removeTmp()
   }
 
-  targets.unshift(...sideBySideTargets(b, ops, results.commitLatency as CommitLatency | undefined, flushDelayUs))
+  targets.unshift(...sideBySideTargets(b, ops, latency, flushDelayUs))
   const out = {
     when: new Date().toISOString(),
     machine: {
@@ -302,12 +300,18 @@ export async function scaleOut(b: Bench): Promise<void> {
  * changes are its own): transaction ids assigned (one per writing transaction; read at once,
  * unlike pg_stat_*, which backends report up to a second late) and WAL bytes inserted.
  */
+const PG_XACTS = 'pg transactions'
+const WAL_BYTES = 'wal bytes'
+
+/** The CPU the rest of the machine (every process but the server and wrk) spent per response, µs. */
+const othersUsPerReq = (s: Summary) => (s.otherCores / s.rps) * 1e6
+
 async function walCounters(admin: pg.Client): Promise<Record<string, number>> {
   const { rows } = await admin.query<{ xacts: string; wal: string }>(
     `select pg_snapshot_xmax(pg_current_snapshot())::text as xacts,
             pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text as wal`,
   )
-  return { 'pg transactions': Number(rows[0]?.xacts), 'wal bytes': Number(rows[0]?.wal) }
+  return { [PG_XACTS]: Number(rows[0]?.xacts), [WAL_BYTES]: Number(rows[0]?.wal) }
 }
 
 interface CommitLatency {
@@ -331,15 +335,6 @@ async function commitLatency(admin: pg.Client, commits = 300): Promise<CommitLat
     return { commits, medianUs: us[Math.floor(commits / 2)] ?? Number.NaN, p90Us: us[Math.floor(commits * 0.9)] ?? Number.NaN }
   } finally {
     await admin.query(`drop table ${table}`)
-  }
-}
-
-function logSize(file: string): number {
-  const fd = openSync(file, 'r')
-  try {
-    return fstatSync(fd).size
-  } finally {
-    closeSync(fd)
   }
 }
 
@@ -369,7 +364,7 @@ function logLinesFrom(file: string, from: number): Record<string, unknown>[] {
  * they overlapped the outage (from its start to 2 s after Redis was back, the time to rejoin) or
  * not: a slow response outside it is not Redis' doing (a batch's commit, a pause of the machine).
  */
-export function slowRequests(file: string, from: number, window: { from: number; to: number }) {
+function slowRequests(file: string, from: number, window: { from: number; to: number }) {
   const slow = logLinesFrom(file, from).filter((o) => o.msg === 'request' && typeof o.ms === 'number' && o.ms > 50)
   const out = { duringOrJustAfter: 0, outside: 0, slowestDuringMs: 0, slowestOutsideMs: 0 }
   for (const o of slow) {
@@ -570,7 +565,7 @@ async function outage(b: Bench, redis: RedisServer, databaseUrl: string, tmp: st
       status429: orZero(await metric(b, metricsPort, 'studio_http_requests_total', 'status="429"')),
     })
     const before = await m()
-    const logFrom = logSize(logFile)
+    const logFrom = statSync(logFile).size
     const window = { from: Number.NaN, to: Number.NaN }
     const timers = [
       setTimeout(() => {
@@ -683,8 +678,7 @@ function sideBySideTargets(b: Bench, ops: Record<string, OpResult>, latency: Com
     const naive = s.servers['naive-pg']
     if (api && naive) {
       const goal = 1.5 * naive.rps
-      const others = (api.otherCores / api.rps) * 1e6
-      const cores = (goal * (api.cpuUsPerReq + others + api.wrkCpuUsPerReq)) / 1e6
+      const cores = (goal * (api.cpuUsPerReq + othersUsPerReq(api) + api.wrkCpuUsPerReq)) / 1e6
       out.push({
         name: 'submitLead: what 1.5x the naive endpoint would take here',
         target: 'information',
@@ -734,11 +728,11 @@ function printTables(
         b.fmt(s.rps),
         r.vs[name] ? `${b.fmt(r.vs[name].rps, 2)}x` : '',
         b.fmt(s.cpuUsPerReq, 1),
-        b.fmt((s.otherCores / s.rps) * 1e6, 1),
+        b.fmt(othersUsPerReq(s), 1),
         b.fmt(s.watchedCpuUsPerReq, 1),
         m ? b.fmt(m.redisCalls, 4) : '',
-        s.counted['pg transactions'] === undefined ? '' : b.fmt(s.counted['pg transactions'], 3),
-        s.counted['wal bytes'] === undefined ? '' : b.fmt(s.counted['wal bytes']),
+        s.counted[PG_XACTS] === undefined ? '' : b.fmt(s.counted[PG_XACTS], 3),
+        s.counted[WAL_BYTES] === undefined ? '' : b.fmt(s.counted[WAL_BYTES]),
         b.ms(s.p50Us),
         b.ms(s.p99Us),
         b.ms(s.maxUs, 1),
