@@ -22,23 +22,23 @@ import type { Deps } from './handlers/deps.js'
 import { operationHandlers } from './handlers/index.js'
 import { TOOLS } from './handlers/tools/index.js'
 import auth from './plugins/auth/index.js'
-import backup from './plugins/backup/index.js'
-import catalogue from './plugins/catalogue/index.js'
+import backup from './features/backup/index.js'
+import catalogue from './features/catalogue/index.js'
 import connections from './plugins/connections/index.js'
 import cors from './plugins/cors/index.js'
 import docs from './plugins/docs/index.js'
-import email from './plugins/email/index.js'
+import email from './features/email/index.js'
 import errors, { frameworkErrorHandler } from './plugins/errors/index.js'
 import { clientErrorHandler } from './plugins/errors/raw.js'
 import headers, { securityHeaders } from './plugins/headers/index.js'
 import health from './plugins/health/index.js'
 import home from './plugins/home/index.js'
-import leads from './plugins/leads/index.js'
-import mcp from './plugins/mcp/index.js'
+import leads from './features/leads/index.js'
+import mcp from './features/mcp/index.js'
 import metrics from './plugins/metrics/index.js'
-import playbook from './plugins/playbook/index.js'
-import pricing from './plugins/pricing/index.js'
-import privacy from './plugins/privacy/index.js'
+import playbook from './features/playbook/index.js'
+import pricing from './features/pricing/index.js'
+import privacy from './features/privacy/index.js'
 import rateLimit from './plugins/rate-limit/index.js'
 import requestLog, { lazyChildLogger } from './plugins/request-log/index.js'
 import routes from './plugins/routes/index.js'
@@ -46,7 +46,7 @@ import spec, { Spec } from './plugins/spec/index.js'
 import { loadSpec } from './plugins/spec/load.js'
 import store from './plugins/store/index.js'
 import validation from './plugins/validation/index.js'
-import webhooks from './plugins/webhooks/index.js'
+import webhooks from './features/webhooks/index.js'
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
@@ -54,7 +54,7 @@ export interface BuildOptions {
   spec?: Spec
   /** Benchmark only: SQLite commits without fsync (see server.ts StartOptions). */
   unsafeNoFsync?: boolean
-  /** How often retention is checked (plugins/privacy; default hourly): tests shorten it. */
+  /** How often retention is checked (features/privacy; default hourly): tests shorten it. */
   retentionEveryMs?: number
 }
 
@@ -80,7 +80,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     trustProxy: config.trustProxy,
     bodyLimit: 64 * 1024,
     // The store plugin snapshots and migrates an existing database at start after an upgrade
-    // (plugins/backup/premigration.ts): on a large file or a slow disk that outlasts Fastify's
+    // (features/backup/premigration.ts): on a large file or a slow disk that outlasts Fastify's
     // 10 s default, and a start cut off mid-migration helps nobody. Ten minutes still ends a
     // plugin that never settles.
     pluginTimeout: 10 * 60_000,

@@ -339,7 +339,7 @@ export const VARIABLES = {
     'ENQUIRY_CONTACT',
     'how to reach the studio (an email, a phone number or an address), shown on the project pages when website enquiries are off (`LEADS_ALLOW_ANONYMOUS=false`); without one the server warns at start',
     {
-      // Says what to configure (a warning at start too, plugins/catalogue/contact.ts) rather
+      // Says what to configure (a warning at start too, features/catalogue/contact.ts) rather
       // than invent a way to write to a studio that has none.
       default:
         'Contact details are not configured yet: the operator sets them with ENQUIRY_CONTACT (an email, a phone number or an address).',

@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { stampTime } from '../plugins/backup/files.js'
+import { stampTime } from '../features/backup/files.js'
 import { freePort } from './free-port.js'
 
 const args = new Map(
@@ -178,7 +178,7 @@ async function wrk(port: number, auth: string, seconds: number): Promise<Figures
 async function seed(dataDir: string): Promise<void> {
   const [{ openStore }, { LeadsRepository }] = await Promise.all([
     import('../plugins/store/open.js'),
-    import('../plugins/leads/repository.js'),
+    import('../features/leads/repository.js'),
   ])
   const store = await openStore({ dataDir, databaseUrl: undefined, dbPoolMax: 1 })
   const leads = new LeadsRepository(store)

@@ -52,7 +52,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import SQLite from 'better-sqlite3'
-import { onPath } from '../plugins/backup/postgres.js'
+import { onPath } from '../features/backup/postgres.js'
 import { freePort } from './free-port.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -726,7 +726,7 @@ function countRows(dbFile: string): number {
 async function seedLeadLog(dataDir: string, count: number): Promise<void> {
   const [{ openStore }, { LeadsRepository }] = await Promise.all([
     import('../plugins/store/open.js'),
-    import('../plugins/leads/repository.js'),
+    import('../features/leads/repository.js'),
   ])
   const store = await openStore({ dataDir, databaseUrl: undefined, dbPoolMax: 1 })
   const leads = new LeadsRepository(store)

@@ -3,10 +3,10 @@
 import type { Config } from '../config.js'
 import type { FailureGuard } from '../plugins/auth/failures.js'
 import type { Auth } from '../plugins/auth/index.js'
-import type { Catalogue } from '../plugins/catalogue/index.js'
-import type { Leads } from '../plugins/leads/index.js'
-import type { Playbook } from '../plugins/playbook/view.js'
-import type { Pricing } from '../plugins/pricing/index.js'
+import type { Catalogue } from '../features/catalogue/index.js'
+import type { Leads } from '../features/leads/index.js'
+import type { Playbook } from '../features/playbook/view.js'
+import type { Pricing } from '../features/pricing/index.js'
 import type { Spec } from '../plugins/spec/document.js'
 
 export interface Deps {

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../generated/openapi.js'
 import { AppError } from '../plugins/errors/codes.js'
-import type { Leads } from '../plugins/leads/index.js'
+import type { Leads } from '../features/leads/index.js'
 import type { HandlerModule } from '../plugins/routes/index.js'
 import type { Deps } from './deps.js'
 

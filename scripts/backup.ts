@@ -1,4 +1,4 @@
-// Backups and restore of the data (plugins/backup). Safe while the server runs and takes leads:
+// Backups and restore of the data (features/backup). Safe while the server runs and takes leads:
 // the copy is one read transaction of its own (WAL), which never blocks the server's writer.
 //
 //   npm run backup -- --to DIR [--keep N]      one snapshot folder in DIR; prints `backup: PATH (...)`
@@ -8,9 +8,9 @@
 import { isAbsolute, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
-import { humanBytes, yieldCpu } from '../plugins/backup/files.js'
-import { onPath, POSTGRES_ADVICE, postgresPart } from '../plugins/backup/postgres.js'
-import { type Restored, restoreSnapshot } from '../plugins/backup/restore.js'
+import { humanBytes, yieldCpu } from '../features/backup/files.js'
+import { onPath, POSTGRES_ADVICE, postgresPart } from '../features/backup/postgres.js'
+import { type Restored, restoreSnapshot } from '../features/backup/restore.js'
 import {
   type CopyMethod,
   type Manifest,
@@ -18,7 +18,7 @@ import {
   type Snapshot,
   type SnapshotOptions,
   writeSnapshot,
-} from '../plugins/backup/snapshot.js'
+} from '../features/backup/snapshot.js'
 import { checkOwnership } from '../plugins/store/private-files.js'
 import { commandLine, runCli, UsageError } from './cli.js'
 

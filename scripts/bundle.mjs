@@ -38,8 +38,8 @@ export const ENTRIES = {
   'no-fsync-server.bundle': { source: 'bench/no-fsync-server.ts', app: true },
   // The SQLite writer's worker thread, next to the bundles that start it (sqlite-thread-dialect.ts).
   'sqlite-thread': { source: 'plugins/store/sqlite-thread.ts', app: false, start: true },
-  // The scheduled backups' worker thread, likewise (plugins/backup/index.ts).
-  'backup-thread': { source: 'plugins/backup/backup-thread.ts', app: false, start: true },
+  // The scheduled backups' worker thread, likewise (features/backup/index.ts).
+  'backup-thread': { source: 'features/backup/backup-thread.ts', app: false, start: true },
   // The configuration alone: scripts/start.mjs checks it before it builds anything else.
   'config.bundle': { source: 'config.ts', app: false },
 }

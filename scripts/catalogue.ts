@@ -8,8 +8,8 @@
 
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
-import { catalogueFile, readCatalogueFile } from '../plugins/catalogue/file.js'
-import { CatalogueRepository } from '../plugins/catalogue/repository.js'
+import { catalogueFile, readCatalogueFile } from '../features/catalogue/file.js'
+import { CatalogueRepository } from '../features/catalogue/repository.js'
 import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
 import { commandLine, runCli, UsageError } from './cli.js'

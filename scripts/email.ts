@@ -1,4 +1,4 @@
-// Email to the studio (plugins/email): check the settings by sending a message now, see where
+// Email to the studio (features/email): check the settings by sending a message now, see where
 // the lead emails stand, send some again. The emails themselves go out from the running server,
 // through the outbox, like webhooks; this works on the same storage and settings.
 //
@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import type { NodemailerError } from 'nodemailer'
 import { type Config, loadConfig } from '../config.js'
-import { envelope } from '../plugins/email/channel.js'
-import { testMessage } from '../plugins/email/message.js'
-import { createMailer, failedOutcome } from '../plugins/email/transport.js'
-import { EMAIL_ENDPOINT_ID, WebhooksRepository } from '../plugins/webhooks/repository.js'
+import { envelope } from '../features/email/channel.js'
+import { testMessage } from '../features/email/message.js'
+import { createMailer, failedOutcome } from '../features/email/transport.js'
+import { EMAIL_ENDPOINT_ID, WebhooksRepository } from '../features/webhooks/repository.js'
 import { commandLine, runCli, UsageError } from './cli.js'
 import { NEW_DATABASE_USAGE, openServerStore } from './data.js'
 import { printDeadLetters, printStatus, replayFromCommandLine } from './deliveries.js'

@@ -9,8 +9,8 @@
 // Only `export` prints personal data (it is the answer to the person); nothing is logged.
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
-import { Privacy } from '../plugins/privacy/privacy.js'
-import { ScrubIncomplete } from '../plugins/privacy/scrub.js'
+import { Privacy } from '../features/privacy/privacy.js'
+import { ScrubIncomplete } from '../features/privacy/scrub.js'
 import type { Store } from '../plugins/store/open.js'
 import { commandLine, runCli, UsageError } from './cli.js'
 import { NEW_DATABASE_USAGE, openServerStore, serverPepper } from './data.js'

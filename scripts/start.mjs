@@ -54,6 +54,8 @@ const PARTS = [
       'server.ts',
       'config.ts',
       'plugins',
+      'features',
+      'lib',
       'handlers',
       'generated',
       'scripts/bundle.mjs',
@@ -82,7 +84,7 @@ const PARTS = [
   {
     name: 'agent apps (ui/)',
     stamp: 'ui',
-    sources: ['ui', 'plugins/playbook/view-types.ts', 'plugins/pricing/estimate.ts', 'package-lock.json'],
+    sources: ['ui', 'features/playbook/view-types.ts', 'features/pricing/estimate.ts', 'package-lock.json'],
     // Vite in a process of its own, beside the bundle (ui/build.ts is TypeScript: through tsx).
     // The longest step: it starts first, while the configuration is checked.
     early: true,

@@ -1,4 +1,4 @@
-// Backups and restore (plugins/backup, scripts/backup.ts) on real processes:
+// Backups and restore (features/backup, scripts/backup.ts) on real processes:
 //  1. a flood of 2,000 leads with `npm run backup` in the middle; restore into a fresh folder;
 //     a server started on it has every lead acknowledged before the backup began, the bootstrap
 //     client authenticates with its old secret, a token issued before the backup is accepted,
@@ -15,7 +15,7 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { type Config, createConfig, projectRoot } from '../config.js'
-import { checksum } from '../plugins/backup/files.js'
+import { checksum } from '../features/backup/files.js'
 import { migrationNames } from '../plugins/store/migrations.js'
 import { field, run } from './helpers/cli.js'
 import { readLog, submitMany } from './helpers/flood.js'

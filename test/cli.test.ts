@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { readCatalogueFile } from '../plugins/catalogue/index.js'
+import { readCatalogueFile } from '../features/catalogue/index.js'
 import { basic, call, spec, testApp, tokenFor } from './helpers/app.js'
 import { field, type Run, run } from './helpers/cli.js'
 

@@ -6,7 +6,7 @@
 import { inflateSync } from 'node:zlib'
 import t from 'tap'
 import { createConfig } from '../config.js'
-import { hasContactDetails } from '../plugins/catalogue/contact.js'
+import { hasContactDetails } from '../features/catalogue/contact.js'
 import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
 import { captureLog } from './helpers/log.js'
 

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { bootstrapClient } from '../plugins/auth/admin.js'
 import { hashSecret } from '../plugins/auth/secrets.js'
-import { CatalogueRepository } from '../plugins/catalogue/repository.js'
+import { CatalogueRepository } from '../features/catalogue/repository.js'
 import { testApp } from './helpers/app.js'
 
 const quiet = { info: () => {} }

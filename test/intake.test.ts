@@ -1,9 +1,9 @@
-// What a lead may contain, and what is stored (spec LeadFields, plugins/leads/intake.ts): control
+// What a lead may contain, and what is stored (spec LeadFields, features/leads/intake.ts): control
 // and invisible formatting characters are removed, a name stays on one line, a note keeps its
 // lines; nonsense (an invisible name, a phone of parentheses) is refused with a hint, over HTTP and
 // through the MCP tool alike. How a lead arrived (`source`) and the person's consent are recorded.
 import t from 'tap'
-import { normaliseText } from '../plugins/leads/intake.js'
+import { normaliseText } from '../features/leads/intake.js'
 import type { JsonSchema } from '../plugins/spec/document.js'
 import { compileStrict } from '../plugins/validation/ajv.js'
 import { call, leadOf, spec, testApp, tokenFor } from './helpers/app.js'

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { connect as tcp } from 'node:net'
 import t from 'tap'
-import { MCP_BODY_LIMIT } from '../plugins/mcp/index.js'
+import { MCP_BODY_LIMIT } from '../features/mcp/index.js'
 import { testdir } from './helpers/folders.js'
 import { type ServerProcess, startServer } from './helpers/processes.js'
 

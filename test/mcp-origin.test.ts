@@ -2,7 +2,7 @@
 // refused with 403 in the JSON-RPC error form MCP clients read (and the API's Error shape); the
 // server's own origin and the ones in CORS_ORIGINS pass; clients that send no Origin pass.
 import t from 'tap'
-import { allowedOrigins, originAllowed } from '../plugins/mcp/origin.js'
+import { allowedOrigins, originAllowed } from '../features/mcp/origin.js'
 import { call, testApp } from './helpers/app.js'
 
 const initialize = {

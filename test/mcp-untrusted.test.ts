@@ -6,8 +6,8 @@
 // On SQLite and (DATABASE_URL) PostgreSQL.
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { idempotencyCutoff } from '../plugins/leads/intake.js'
-import { LeadsRepository } from '../plugins/leads/repository.js'
+import { idempotencyCutoff } from '../features/leads/intake.js'
+import { LeadsRepository } from '../features/leads/repository.js'
 import { connect, live, mcpToken, textOf } from './helpers/mcp.js'
 
 /** Every way a reader (a model, a terminal, a browser) may break a line. */

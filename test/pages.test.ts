@@ -1,7 +1,7 @@
 // The catalogue's public pages: the index, a project page that leads somewhere (the other projects
 // of its styles, a way to enquire), and a 404 a browser can read.
 import t from 'tap'
-import { type Project, readCatalogueFile } from '../plugins/catalogue/index.js'
+import { type Project, readCatalogueFile } from '../features/catalogue/index.js'
 import { call, spec, testApp } from './helpers/app.js'
 
 const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { type Estimate, type EstimateInput, pricingOptions } from '../plugins/pricing/estimate.js'
-import { EstimateError, Pricing, type PricingModel } from '../plugins/pricing/index.js'
-import { loadPricingModel as loadModel, parsePricingModel as parseModel } from '../plugins/pricing/model.js'
+import { type Estimate, type EstimateInput, pricingOptions } from '../features/pricing/estimate.js'
+import { EstimateError, Pricing, type PricingModel } from '../features/pricing/index.js'
+import { loadPricingModel as loadModel, parsePricingModel as parseModel } from '../features/pricing/model.js'
 import { spec } from './helpers/app.js'
 
 // The model is validated against the spec's PricingModel schema: the spec is the tests' own copy.

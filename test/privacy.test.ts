@@ -1,4 +1,4 @@
-// Personal data (plugins/privacy, scripts/leads.ts), on the suite's storage (SQLite, or PostgreSQL
+// Personal data (features/privacy, scripts/leads.ts), on the suite's storage (SQLite, or PostgreSQL
 // + Redis): access and erasure requests through the CLI while the app runs and delivers to a real
 // receiver; purge and retention, and the cut-off's edge; the outbox's payload retention.
 // The bytes left in the SQLite files and kill -9 during an erasure: privacy-files.test.ts.
@@ -6,11 +6,11 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
 import { loadPepper } from '../plugins/auth/secrets.js'
-import { LeadsRepository, type NewLead } from '../plugins/leads/repository.js'
-import { cutoffOf, Privacy } from '../plugins/privacy/privacy.js'
+import { LeadsRepository, type NewLead } from '../features/leads/repository.js'
+import { cutoffOf, Privacy } from '../features/privacy/privacy.js'
 import type { Store } from '../plugins/store/open.js'
-import { leadReceived } from '../plugins/webhooks/events.js'
-import { eventStatements } from '../plugins/webhooks/repository.js'
+import { leadReceived } from '../features/webhooks/events.js'
+import { eventStatements } from '../features/webhooks/repository.js'
 import { call, leadOf, testApp, tokenFor } from './helpers/app.js'
 import { type Run, run } from './helpers/cli.js'
 import { captureLog } from './helpers/log.js'

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { catalogueFile, type Project, readCatalogueFile } from '../plugins/catalogue/index.js'
+import { catalogueFile, type Project, readCatalogueFile } from '../features/catalogue/index.js'
 import { call, spec, testApp, tokenFor } from './helpers/app.js'
 import { testdir } from './helpers/folders.js'
 

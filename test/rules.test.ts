@@ -21,8 +21,8 @@ import {
 import { hashSecret, newApiKeyId, newClientId, newSecret, secretMatches } from '../plugins/auth/secrets.js'
 import { VerifiedTokens } from '../plugins/auth/verified-tokens.js'
 import { oauthText } from '../plugins/errors/oauth.js'
-import { admit, challengeResult, securitySchemes } from '../plugins/mcp/access.js'
-import type { Caller } from '../plugins/mcp/tool.js'
+import { admit, challengeResult, securitySchemes } from '../features/mcp/access.js'
+import type { Caller } from '../features/mcp/tool.js'
 import { addressOf } from '../plugins/rate-limit/address.js'
 import { spec } from './helpers/app.js'
 

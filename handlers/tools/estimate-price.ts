@@ -1,6 +1,6 @@
 // estimate_price: a budget range from the pricing model. Also called by the pricing-estimator
 // view as the user changes the form (visible to the model and to the app).
-import { success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { success, type ToolModule } from '../../features/mcp/tool.js'
 import type { Deps } from '../deps.js'
 import { estimateText } from './pricing.js'
 

@@ -1,6 +1,6 @@
 // Every MCP tool the server offers, in the order tools/list shows them (app.ts passes this list to
 // the MCP plugin).
-import type { ToolModule } from '../../plugins/mcp/tool.js'
+import type { ToolModule } from '../../features/mcp/tool.js'
 import type { Deps } from '../deps.js'
 import { estimatePriceTool } from './estimate-price.js'
 import { listProjects } from './list-projects.js'

@@ -1,5 +1,5 @@
 // What the two pricing tools share: a plain-text rendering of an estimate, for hosts without UI.
-import type { Estimate, PricingModel } from '../../plugins/pricing/index.js'
+import type { Estimate, PricingModel } from '../../features/pricing/index.js'
 
 /** Area used by show_pricing_estimator when none is given (a typical family apartment). */
 export const DEFAULT_AREA_SQM = 120

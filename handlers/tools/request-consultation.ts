@@ -5,7 +5,7 @@
 // website form's anonymous switch, within a per-address budget, unless the operator turns that off
 // (MCP_ANONYMOUS_CONSULTATIONS=false); a token that is sent must grant write:leads, like submitLead.
 import type { components } from '../../generated/openapi.js'
-import { type NamedBudget, success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { type NamedBudget, success, type ToolModule } from '../../features/mcp/tool.js'
 import type { Deps } from '../deps.js'
 
 type Args = components['schemas']['ConsultationRequest']

@@ -1,6 +1,6 @@
 // show_pricing_estimator: an estimate and the estimator's options, rendered in the interactive
 // pricing-estimator view (which re-prices through estimate_price as the user edits the form).
-import { success, type ToolModule } from '../../plugins/mcp/tool.js'
+import { success, type ToolModule } from '../../features/mcp/tool.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import type { Deps } from '../deps.js'
 import { DEFAULT_AREA_SQM, estimateText } from './pricing.js'

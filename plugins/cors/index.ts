@@ -1,6 +1,6 @@
 // CORS for browser callers on the origins the operator lists (CORS_ORIGINS), e.g. the studio's
 // website posting its contact form to submitLead, or a browser-based MCP client on /mcp (the
-// only other origins /mcp accepts, plugins/mcp/origin.ts). Off when no origin is listed.
+// only other origins /mcp accepts, features/mcp/origin.ts). Off when no origin is listed.
 import cors from '@fastify/cors'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'

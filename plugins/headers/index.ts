@@ -4,11 +4,11 @@
 //    only an HTML page uses (no CSP: nothing runs in JSON);
 //  - /docs: helmet's page defaults (COOP, Origin-Agent-Cluster, …) and a CSP for Swagger UI
 //    (its own scripts and styles, the API as connect-src), never framed;
-//  - the project pages: helmet's page defaults; their CSP is their own (plugins/catalogue/
+//  - the project pages: helmet's page defaults; their CSP is their own (features/catalogue/
 //    pages.ts: it depends on whether the enquiry form, and its script, is on);
 //  - /images/*: as the API, but Cross-Origin-Resource-Policy cross-origin, since the MCP views
 //    show these images inside the hosts' sandboxed frames, another origin.
-// The MCP views' own CSP is the `_meta.ui.csp` of their resources (plugins/mcp/views.ts): not an
+// The MCP views' own CSP is the `_meta.ui.csp` of their resources (features/mcp/views.ts): not an
 // HTTP header, untouched here. HSTS is sent only when PUBLIC_BASE_URL is https; whatever
 // terminates TLS should send it in any case (README "Security").
 //

@@ -2,7 +2,7 @@
 // through Redis), named after the budget each limiter counts against. @fastify/rate-limit hands a
 // store only a key; the budget comes from the limiter's options (`budget`, set by budgets.ts for
 // the spec's operations and by the plugins for theirs), else from the route's path (`/mcp` is the
-// `mcp` budget), else from the key itself (`<budget>:<caller>`, as plugins/mcp/anonymous.ts
+// `mcp` budget), else from the key itself (`<budget>:<caller>`, as features/mcp/anonymous.ts
 // builds it). Its own RedisStore built names from the route (`rl:GET/project_metadata.json-…`,
 // and `rl:undefinedundefined-…` for limiters made with createRateLimit, which have no route).
 import type { Counters, Verdict } from './counters.js'

@@ -3,7 +3,7 @@
 // credentials) is open to other users.
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { snapshotBeforeMigrating } from '../backup/premigration.js'
+import { snapshotBeforeMigrating } from '../../features/backup/premigration.js'
 import { holdServerLock } from './in-use.js'
 import { openStore, type Store } from './open.js'
 import { checkOwnership, readableByOthers } from './private-files.js'
@@ -25,7 +25,7 @@ export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
           { err: { message: err.message, code: (err as { code?: string }).code } },
           'storage connection lost; the pool reconnects',
         ),
-      // A snapshot first when migrations are about to change an existing database (plugins/backup).
+      // A snapshot first when migrations are about to change an existing database (features/backup).
       beforeMigrating: snapshotBeforeMigrating(config, app.log),
       onLost: (reason) =>
         app.log.error(

@@ -79,7 +79,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         for (const column of ['name', 'email', 'phone']) await db.schema.alterTable('leads').dropColumn(column).execute()
       },
     },
-    // Lead delivery (plugins/webhooks): the endpoints, the outbox of events (written in the
+    // Lead delivery (features/webhooks): the endpoints, the outbox of events (written in the
     // transaction of the lead they announce) and one delivery row per event and endpoint, the
     // delivery worker's queue. An endpoint's lease says which instance delivers to it now.
     '003_webhooks': {
@@ -153,7 +153,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('webhook_events_lead_id').on('webhook_events').column('lead_id').execute()
       },
     },
-    // Personal data (plugins/privacy): how each lead arrived and when the person consented; the
+    // Personal data (features/privacy): how each lead arrived and when the person consented; the
     // record of each erasure (no personal data: the lead id, when, why, and a keyed hash of the
     // address so that an access request can be told it was erased); received_at indexed for the
     // retention sweep. Endpoints that receive leads hear of their erasure (lead.erased).

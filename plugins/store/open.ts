@@ -214,7 +214,7 @@ export interface OpenOptions {
   /**
    * Called before migrations are applied to an existing database (one with migrations applied
    * already, not a new one), with the names of those about to run; on SQLite inside the
-   * migration lock, so one process calls it. The start-up's snapshot (plugins/backup); if it
+   * migration lock, so one process calls it. The start-up's snapshot (features/backup); if it
    * throws, nothing is migrated.
    */
   beforeMigrating?: (pending: string[], dialect: Dialect) => Promise<void>

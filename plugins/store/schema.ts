@@ -40,7 +40,7 @@ export interface LeadsTable {
 
 export type LeadSource = 'api' | 'form' | 'agent'
 
-/** One erased lead: no personal data (plugins/privacy). */
+/** One erased lead: no personal data (features/privacy). */
 export interface LeadErasuresTable {
   lead_id: string
   /** HMAC-SHA256 of the lowercased address under the server's key: `export` can say an address was erased. */

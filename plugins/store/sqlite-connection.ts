@@ -10,7 +10,7 @@ import type SQLite from 'better-sqlite3'
  * on disk, each group commit created, wrote and deleted one in /var/tmp. secure_delete: what a
  * statement deletes (a row's cell, a freed page, an overflow page) is overwritten with zeros
  * instead of lingering in free space; an erased lead's bytes are then gone from every page that
- * held it (plugins/privacy/scrub.ts clears the copies secure_delete cannot reach). Both
+ * held it (features/privacy/scrub.ts clears the copies secure_delete cannot reach). Both
  * connections need it: it is a property of the connection, not of the file.
  */
 export function configureConnection(database: SQLite.Database, unsafeNoFsync: boolean): void {

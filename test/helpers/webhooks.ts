@@ -1,9 +1,9 @@
-// Endpoints for the tests, added the way the CLI adds them (plugins/webhooks/admin.ts), on the
+// Endpoints for the tests, added the way the CLI adds them (features/webhooks/admin.ts), on the
 // storage of a test app, with a receiver that knows their secrets.
 import type { FastifyInstance } from 'fastify'
-import { addEndpoint, type WebhookAdmin } from '../../plugins/webhooks/admin.js'
-import { subscribableTypes } from '../../plugins/webhooks/events.js'
-import { WebhooksRepository } from '../../plugins/webhooks/repository.js'
+import { addEndpoint, type WebhookAdmin } from '../../features/webhooks/admin.js'
+import { subscribableTypes } from '../../features/webhooks/events.js'
+import { WebhooksRepository } from '../../features/webhooks/repository.js'
 import type { Receiver } from './receiver.js'
 
 export function adminOf(app: FastifyInstance, allowPrivate = true): WebhookAdmin {

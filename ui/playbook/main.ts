@@ -7,7 +7,7 @@
  */
 import '../shared/base.css'
 import './playbook.css'
-import type { Phase, PlaybookProject, PlaybookView } from '../../plugins/playbook/view-types.ts'
+import type { Phase, PlaybookProject, PlaybookView } from '../../features/playbook/view-types.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   type CallToolResult,

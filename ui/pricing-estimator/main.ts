@@ -7,7 +7,7 @@
  */
 import '../shared/base.css'
 import './pricing.css'
-import type { Estimate, PriceRange } from '../../plugins/pricing/estimate.ts'
+import type { Estimate, PriceRange } from '../../features/pricing/estimate.ts'
 import { append, clear, h, icon } from '../shared/dom.ts'
 import {
   connectApp,
