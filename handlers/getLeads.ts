@@ -3,9 +3,9 @@
 import { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Leads } from '../features/leads/index.js'
 import type { operations } from '../generated/openapi.js'
 import { AppError } from '../plugins/errors/codes.js'
-import type { Leads } from '../features/leads/index.js'
 import type { HandlerModule } from '../plugins/routes/index.js'
 import type { Deps } from './deps.js'
 

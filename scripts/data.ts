@@ -3,8 +3,8 @@
 // one there would give the operator a database (or key) the server never reads, so the CLIs
 // create nothing unless told to with --new-database (a new installation set up before its first start).
 import type { Config } from '../config.js'
-import { databasePepper } from '../plugins/auth/secrets.js'
 import { type MigrationReport, snapshotBeforeMigrating } from '../features/backup/premigration.js'
+import { databasePepper } from '../plugins/auth/secrets.js'
 import { openStore, type Store } from '../plugins/store/open.js'
 import { checkOwnership, MissingDataFile } from '../plugins/store/private-files.js'
 

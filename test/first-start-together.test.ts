@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { CatalogueRepository } from '../features/catalogue/repository.js'
 import { bootstrapClient } from '../plugins/auth/admin.js'
 import { hashSecret } from '../plugins/auth/secrets.js'
-import { CatalogueRepository } from '../features/catalogue/repository.js'
 import { testApp } from './helpers/app.js'
 
 const quiet = { info: () => {} }

@@ -3,6 +3,8 @@
 // clock), secret hashing, the MCP tools' per-tool authorization, the RFC 6749 text of errors and
 // how addresses are counted.
 import t from 'tap'
+import { admit, challengeResult, securitySchemes } from '../features/mcp/access.js'
+import type { Caller } from '../features/mcp/tool.js'
 import { type ClientStatus, ClientStatusCache } from '../plugins/auth/client-status.js'
 import { protectedResources } from '../plugins/auth/resources.js'
 import {
@@ -21,8 +23,6 @@ import {
 import { hashSecret, newApiKeyId, newClientId, newSecret, secretMatches } from '../plugins/auth/secrets.js'
 import { VerifiedTokens } from '../plugins/auth/verified-tokens.js'
 import { oauthText } from '../plugins/errors/oauth.js'
-import { admit, challengeResult, securitySchemes } from '../features/mcp/access.js'
-import type { Caller } from '../features/mcp/tool.js'
 import { addressOf } from '../plugins/rate-limit/address.js'
 import { spec } from './helpers/app.js'
 

@@ -4,11 +4,11 @@
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import { projectRoot } from '../../config.js'
-import { matchKey } from '../catalogue/names.js'
 import type { Spec } from '../../plugins/spec/document.js'
 import { compileStrict } from '../../plugins/validation/ajv.js'
 import { dataError } from '../../plugins/validation/messages.js'
 import { readUtf8File } from '../../plugins/validation/utf8.js'
+import { matchKey } from '../catalogue/names.js'
 import type { Playbook } from './view-types.js'
 
 declare module 'fastify' {

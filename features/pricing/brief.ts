@@ -6,8 +6,9 @@
 // allows only the model's names. So a host that validates arguments never refuses what the
 // estimator accepts, and a name that is none of the model's is refused by the estimator with the
 // list of names.
-import { matchKey } from '../catalogue/names.js'
+
 import type { JsonSchema, Spec } from '../../plugins/spec/document.js'
+import { matchKey } from '../catalogue/names.js'
 import type { EstimateInput, PricingModel } from './estimate.js'
 
 type Properties = Record<string, JsonSchema>

@@ -2,8 +2,9 @@
 // about an address), erasure (the leads and every copy, announced downstream, cleared from the
 // files), and retention (leads and sent payloads kept no longer than configured). Used by the
 // operator CLI (scripts/leads.ts) and by the server's hourly retention check (index.ts).
-import { type LeadLogEntry, logEntry } from '../leads/index.js'
+
 import type { Store } from '../../plugins/store/open.js'
+import { type LeadLogEntry, logEntry } from '../leads/index.js'
 import type { ErasureReason } from '../webhooks/events.js'
 import { type LeadDelivery, leadDeliveries, WebhooksRepository } from '../webhooks/repository.js'
 import { type Erasure, PrivacyRepository } from './repository.js'

@@ -2,11 +2,11 @@
 // erasure of a batch of leads with every copy in one transaction, and the record of each erasure.
 import { createHmac } from 'node:crypto'
 import { type Kysely, type Selectable, sql } from 'kysely'
-import { type LeadRecord, toRecord } from '../leads/repository.js'
 import type { Dialect } from '../../plugins/store/migrations.js'
 import type { Store } from '../../plugins/store/open.js'
 import type { Database, LeadErasuresTable } from '../../plugins/store/schema.js'
 import { takeTurn } from '../../plugins/store/turns.js'
+import { type LeadRecord, toRecord } from '../leads/repository.js'
 import { type ErasureReason, leadErased } from '../webhooks/events.js'
 import { deleteLeadEvents, writeEvents } from '../webhooks/repository.js'
 

@@ -2,9 +2,9 @@
 // ids, and their bodies (typed from the spec, built from what is stored: a lead's body is its log
 // entry, so a field added to the spec's LeadFields is sent with no code change).
 import type { components } from '../../generated/openapi.js'
-import { logEntry, type NewLead } from '../leads/index.js'
 import type { Spec } from '../../plugins/spec/document.js'
 import { uuidv7 } from '../../plugins/store/ids.js'
+import { logEntry, type NewLead } from '../leads/index.js'
 
 export type LeadReceivedEvent = components['schemas']['LeadReceivedEvent']
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent']

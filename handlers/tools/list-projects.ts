@@ -1,12 +1,13 @@
 // list_projects: the published catalogue (the Project records of GET /project_metadata.json),
 // optionally filtered. Public: the catalogue is the studio's marketing content, so agents need no
 // token for it (over HTTP, getProjects keeps its read:projects contract for API clients).
-import type { components } from '../../generated/openapi.js'
+
 import { matchKey } from '../../features/catalogue/names.js'
 import { projectPageUrl } from '../../features/catalogue/pages.js'
 import { cityMatches, countryMatches, countryName, knownLocations } from '../../features/catalogue/places.js'
 import { failure, success, type ToolModule } from '../../features/mcp/tool.js'
 import { jsonLine } from '../../features/mcp/untrusted.js'
+import type { components } from '../../generated/openapi.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import type { Deps } from '../deps.js'
 

@@ -4,9 +4,10 @@
 // which every lead is one line of JSON: names and notes are typed by anyone (an anonymous
 // consultation is enough), so they reach the studio's agent only as escaped JSON strings, under a
 // line that says they are data, never the tool's own lines or instructions (features/mcp/untrusted.ts).
-import type { components } from '../../generated/openapi.js'
+
 import { success, type ToolModule } from '../../features/mcp/tool.js'
 import { jsonLine } from '../../features/mcp/untrusted.js'
+import type { components } from '../../generated/openapi.js'
 import type { Deps } from '../deps.js'
 
 type Args = components['schemas']['RecentLeadsRequest']

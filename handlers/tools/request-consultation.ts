@@ -4,8 +4,9 @@
 // prospect's explicit consent (`consent: true`). Agents without a token may call it, like the
 // website form's anonymous switch, within a per-address budget, unless the operator turns that off
 // (MCP_ANONYMOUS_CONSULTATIONS=false); a token that is sent must grant write:leads, like submitLead.
-import type { components } from '../../generated/openapi.js'
+
 import { type NamedBudget, success, type ToolModule } from '../../features/mcp/tool.js'
+import type { components } from '../../generated/openapi.js'
 import type { Deps } from '../deps.js'
 
 type Args = components['schemas']['ConsultationRequest']

@@ -1,9 +1,10 @@
 // show_playbook: the studio's process, signature styles and projects, rendered in the playbook view.
-import type { components } from '../../generated/openapi.js'
+
 import { countryName, knownLocations } from '../../features/catalogue/places.js'
 import { failure, success, type ToolModule } from '../../features/mcp/tool.js'
 import { jsonLine } from '../../features/mcp/untrusted.js'
 import { buildPlaybookView, findStyle, type PlaybookView } from '../../features/playbook/view.js'
+import type { components } from '../../generated/openapi.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import type { Deps } from '../deps.js'
 
