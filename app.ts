@@ -19,6 +19,7 @@ import formbody from '@fastify/formbody'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import type { Config } from './config.js'
 import backup from './features/backup/index.js'
+import { snapshotBeforeMigrating } from './features/backup/premigration.js'
 import catalogue from './features/catalogue/index.js'
 import email from './features/email/index.js'
 import leads from './features/leads/index.js'
@@ -123,7 +124,12 @@ async function registerAll(
   await app.register(connections, { config })
   await app.register(requestLog)
   await app.register(metrics)
-  await app.register(store, { config, unsafeNoFsync: options.unsafeNoFsync === true })
+  // A snapshot first when migrations are about to change an existing database (features/backup).
+  await app.register(store, {
+    config,
+    unsafeNoFsync: options.unsafeNoFsync === true,
+    beforeMigrating: (pending, dialect, log) => snapshotBeforeMigrating(config, log)(pending, dialect),
+  })
   await app.register(rateLimit, { config })
   await app.register(errors, { apiHeaders: policy.api })
   await app.register(health)

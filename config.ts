@@ -9,7 +9,7 @@ import { isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseDuration } from '@lukeed/ms'
 import type * as IpAddr from 'ipaddr.js'
-import { compileText, type ValidateFunction } from './plugins/validation/ajv.js'
+import { compileText, type ValidateFunction } from './lib/ajv.js'
 
 /** The project root (this file sits at the root, or at dist/ once compiled). */
 export const projectRoot = (() => {

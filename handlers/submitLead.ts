@@ -4,8 +4,8 @@
 // the server refuses it otherwise, whatever the page's script did.
 import type { FastifyRequest } from 'fastify'
 import type { operations } from '../generated/openapi.js'
+import { clientAddress } from '../lib/address.js'
 import { AppError } from '../plugins/errors/codes.js'
-import { clientAddress } from '../plugins/rate-limit/index.js'
 import type { HandlerModule } from '../plugins/routes/index.js'
 import type { Deps } from './deps.js'
 

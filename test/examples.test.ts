@@ -3,9 +3,9 @@
 // a code that is sent with the status it is shown under. The ErrorCode table in the spec agrees
 // with the server's one list of codes.
 import t from 'tap'
+import { compileStrict } from '../lib/ajv.js'
 import { errorCodes } from '../plugins/errors/codes.js'
 import { deref, type JsonSchema } from '../plugins/spec/document.js'
-import { compileStrict } from '../plugins/validation/ajv.js'
 import { spec } from './helpers/app.js'
 
 type Media = { schema?: unknown; example?: unknown; examples?: Record<string, { value: unknown }> }

@@ -4,8 +4,8 @@
 // through the MCP tool alike. How a lead arrived (`source`) and the person's consent are recorded.
 import t from 'tap'
 import { normaliseText } from '../features/leads/intake.js'
+import { compileStrict } from '../lib/ajv.js'
 import type { JsonSchema } from '../plugins/spec/document.js'
-import { compileStrict } from '../plugins/validation/ajv.js'
 import { call, leadOf, spec, testApp, tokenFor } from './helpers/app.js'
 import { connect, live, mcpToken, textOf } from './helpers/mcp.js'
 

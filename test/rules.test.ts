@@ -5,6 +5,7 @@
 import t from 'tap'
 import { admit, challengeResult, securitySchemes } from '../features/mcp/access.js'
 import type { Caller } from '../features/mcp/tool.js'
+import { addressOf } from '../lib/address.js'
 import { type ClientStatus, ClientStatusCache } from '../plugins/auth/client-status.js'
 import { protectedResources } from '../plugins/auth/resources.js'
 import {
@@ -23,7 +24,6 @@ import {
 import { hashSecret, newApiKeyId, newClientId, newSecret, secretMatches } from '../plugins/auth/secrets.js'
 import { VerifiedTokens } from '../plugins/auth/verified-tokens.js'
 import { oauthText } from '../plugins/errors/oauth.js'
-import { addressOf } from '../plugins/rate-limit/address.js'
 import { spec } from './helpers/app.js'
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')

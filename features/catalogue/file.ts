@@ -3,8 +3,8 @@
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
 import type { components } from '../../generated/openapi.js'
+import { compileStrict } from '../../lib/ajv.js'
 import type { Spec } from '../../plugins/spec/document.js'
-import { compileStrict } from '../../plugins/validation/ajv.js'
 import { readUtf8File } from '../../plugins/validation/utf8.js'
 import type { CatalogueRepository } from './repository.js'
 

@@ -6,12 +6,10 @@
 // every stored lead (lead delivery) register a listener with `app.leads.onStore`, which runs in
 // the leads' own transaction: this feature never names them.
 import fp from 'fastify-plugin'
-import type { components } from '../../generated/openapi.js'
 import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter, textKinds } from './intake.js'
+import { type LeadLogEntry, logEntry } from './log-entry.js'
 import { type LeadFields, type LeadListener, type LeadRecord, LeadsRepository, type NewLead, type StoredBatch } from './repository.js'
 import { LeadWriter } from './writer.js'
-
-export type LeadLogEntry = components['schemas']['LeadLogEntry']
 
 export interface Leads {
   /** Stores a lead validated against the spec's Lead schema; resolves after the commit. */
@@ -31,18 +29,6 @@ export interface Leads {
 declare module 'fastify' {
   interface FastifyInstance {
     leads: Leads
-  }
-}
-
-/** A stored lead as the log shows it: its fields, and what the server added. */
-export function logEntry(record: LeadRecord | NewLead): LeadLogEntry {
-  return {
-    id: record.id,
-    ...record.fields,
-    received_at: record.received_at,
-    client_id: record.client_id,
-    ...(record.source !== undefined && { source: record.source }),
-    ...(record.consented_at !== undefined && { consented_at: record.consented_at }),
   }
 }
 
@@ -98,4 +84,5 @@ export default fp(
 )
 
 export type { LeadReceipt, Submitter } from './intake.js'
+export type { LeadLogEntry } from './log-entry.js'
 export type { LeadFields, LeadListener, NewLead } from './repository.js'

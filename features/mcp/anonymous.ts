@@ -4,7 +4,7 @@
 // as every budget counts it (clientAddress: an IPv6 address as its /64, which one subscriber
 // usually holds whole, so that one caller cannot spread over 2^64 budgets).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { clientAddress } from '../../plugins/rate-limit/index.js'
+import { clientAddress } from '../../lib/address.js'
 import type { NamedBudget } from './tool.js'
 
 /** Seconds until an anonymous call from this request's address is allowed again; 0: allowed now (and counted). */

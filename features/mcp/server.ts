@@ -9,10 +9,10 @@ import {
   type StandardSchemaWithJSON,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server'
+import type { ValidateFunction } from '../../lib/ajv.js'
 import { AppError, errorCodes } from '../../plugins/errors/codes.js'
 import type { JsonSchema } from '../../plugins/spec/document.js'
 import { isStorageUnavailable, storageUnavailable } from '../../plugins/store/unavailable.js'
-import type { ValidateFunction } from '../../plugins/validation/ajv.js'
 import { validationError } from '../../plugins/validation/messages.js'
 import { admit, type ChallengeTarget, challengeResult, type SecurityScheme, type ToolPolicy } from './access.js'
 import { type ListedTool, listToolsWithSecurity } from './listing.js'

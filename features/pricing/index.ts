@@ -2,9 +2,9 @@
 // MCP tools estimate_price and show_pricing_estimator (and through them the estimator view) all
 // price through `app.pricing`, so the agent and the view always quote the same figures.
 import fp from 'fastify-plugin'
+import { compileStrict, type ValidateFunction } from '../../lib/ajv.js'
 import { AppError } from '../../plugins/errors/codes.js'
 import type { JsonSchema, Spec } from '../../plugins/spec/document.js'
-import { compileStrict, type ValidateFunction } from '../../plugins/validation/ajv.js'
 import { validationError } from '../../plugins/validation/messages.js'
 import { briefSchema, canonicalBrief, canonicalSchema } from './brief.js'
 import { type Estimate, type EstimateInput, estimatePrice, type PricingModel, type PricingOptions, pricingOptions } from './estimate.js'

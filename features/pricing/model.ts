@@ -3,8 +3,8 @@
 // names distinct as people type them, a default that exists) is checked here, after it.
 import { join } from 'node:path'
 import { projectRoot } from '../../config.js'
+import { compileStrict } from '../../lib/ajv.js'
 import type { Spec } from '../../plugins/spec/document.js'
-import { compileStrict } from '../../plugins/validation/ajv.js'
 import { dataError } from '../../plugins/validation/messages.js'
 import { readUtf8File } from '../../plugins/validation/utf8.js'
 import { matchKey } from '../catalogue/names.js'

@@ -4,7 +4,7 @@
 // operator CLI (scripts/leads.ts) and by the server's hourly retention check (index.ts).
 
 import type { Store } from '../../plugins/store/open.js'
-import { type LeadLogEntry, logEntry } from '../leads/index.js'
+import { type LeadLogEntry, logEntry } from '../leads/log-entry.js'
 import type { ErasureReason } from '../webhooks/events.js'
 import { type LeadDelivery, leadDeliveries, WebhooksRepository } from '../webhooks/repository.js'
 import { type Erasure, PrivacyRepository } from './repository.js'

@@ -4,7 +4,8 @@
 import type { components } from '../../generated/openapi.js'
 import type { Spec } from '../../plugins/spec/document.js'
 import { uuidv7 } from '../../plugins/store/ids.js'
-import { logEntry, type NewLead } from '../leads/index.js'
+import { logEntry } from '../leads/log-entry.js'
+import type { NewLead } from '../leads/repository.js'
 
 export type LeadReceivedEvent = components['schemas']['LeadReceivedEvent']
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent']

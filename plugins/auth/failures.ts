@@ -6,9 +6,9 @@
 // client, calling from its own address, is never refused for someone else's failures.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { clientAddress } from '../../lib/address.js'
 import { AppError } from '../errors/codes.js'
 import { type Budget, shareOf, toMs } from '../rate-limit/budgets.js'
-import { clientAddress } from '../rate-limit/index.js'
 
 /** The two budgets, by their RATE_LIMITS names. */
 export const AUTH_FAILURE_BUDGETS = {

@@ -15,15 +15,12 @@ import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { Counter, Gauge, Histogram } from 'prom-client'
 import { type Config, ConfigError } from '../../config.js'
+import { clientAddress } from '../../lib/address.js'
 import { AppError } from '../errors/codes.js'
-import { addressOf } from './address.js'
 import { Budgets, DEFAULT_BUDGET, shareOf } from './budgets.js'
 import { Counters } from './counters.js'
 import { connectRedis, redisRemote } from './redis.js'
 import { type BudgetOption, counterStore } from './store.js'
-
-/** The caller's address as budgets count it: IPv4, or an IPv6 address's /64 network. */
-export const clientAddress = (request: FastifyRequest): string => addressOf(request.ip)
 
 export const rateLimitKey = (request: FastifyRequest): string =>
   request.principal ? `client:${request.principal.clientId}` : `addr:${clientAddress(request)}`

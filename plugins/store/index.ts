@@ -1,10 +1,11 @@
 // The store plugin: owns the storage connection for the app's lifetime, refuses a data folder that
 // belongs to another user, and says at start-up when the data folder (database, keys,
 // credentials) is open to other users.
+import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { snapshotBeforeMigrating } from '../../features/backup/premigration.js'
 import { holdServerLock } from './in-use.js'
+import type { Dialect } from './migrations.js'
 import { openStore, type Store } from './open.js'
 import { checkOwnership, readableByOthers } from './private-files.js'
 
@@ -14,8 +15,18 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
-  async (app, { config, unsafeNoFsync = false }) => {
+export interface StoreOptions {
+  config: Config
+  unsafeNoFsync?: boolean
+  /**
+   * Runs before migrations change an existing database, with the migrations about to run: the
+   * backup feature's snapshot (app.ts hands it in; the store names no feature).
+   */
+  beforeMigrating?: (pending: string[], dialect: Dialect, log: FastifyBaseLogger) => Promise<void>
+}
+
+export default fp<StoreOptions>(
+  async (app, { config, unsafeNoFsync = false, beforeMigrating }) => {
     // Another user's data folder is refused before anything in it is read (private-files.ts).
     checkOwnership(config.dataDir)
     const store = await openStore(config, {
@@ -25,8 +36,7 @@ export default fp<{ config: Config; unsafeNoFsync?: boolean }>(
           { err: { message: err.message, code: (err as { code?: string }).code } },
           'storage connection lost; the pool reconnects',
         ),
-      // A snapshot first when migrations are about to change an existing database (features/backup).
-      beforeMigrating: snapshotBeforeMigrating(config, app.log),
+      ...(beforeMigrating && { beforeMigrating: (pending: string[], dialect: Dialect) => beforeMigrating(pending, dialect, app.log) }),
       onLost: (reason) =>
         app.log.error(
           `${reason}: storage now answers 503 and /readyz fails; restart the server (after restoring the data folder, if it was moved or deleted)`,

@@ -4,7 +4,7 @@
 // loaders.
 import type { FastifySchemaCompiler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileStrict, compileText, type ErrorObject } from './ajv.js'
+import { compileStrict, compileText, type ErrorObject } from '../../lib/ajv.js'
 import { useJsonBodyParser } from './json-body.js'
 import { validationError } from './messages.js'
 

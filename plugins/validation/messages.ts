@@ -1,9 +1,10 @@
 // Schema violations in words a person can act on: for a request (an AppError, 400
 // invalid_request, whose hint is the property's `x-hint` when the spec gives one) and for a data
 // file (an Error naming the file, the key and the value).
+
+import type { ErrorObject } from '../../lib/ajv.js'
 import { AppError } from '../errors/codes.js'
 import { flattenObject, type JsonSchema } from '../spec/document.js'
-import type { ErrorObject } from './ajv.js'
 
 const partLabel: Record<string, string> = {
   body: 'field',

@@ -30,3 +30,6 @@ export function addressOf(ip: string): string {
   }
   return `${g.slice(0, 4).join(':')}::/64`
 }
+
+/** The caller's address as budgets count it: IPv4, or an IPv6 address's /64 network. */
+export const clientAddress = (request: { ip: string }): string => addressOf(request.ip)
