@@ -625,6 +625,6 @@ export function withConfigTable(readme: string): string {
   const { start, end } = CONFIG_TABLE_MARKERS
   const a = readme.indexOf(start)
   const b = readme.indexOf(end)
-  if (a < 0 || b < a) throw new Error(`README.md has no configuration table markers (${start} … ${end})`)
+  if (a < 0 || b < a) throw new Error(`docs/configuration.md has no configuration table markers (${start} … ${end})`)
   return `${readme.slice(0, a + start.length)}\n${configTable()}\n${readme.slice(b)}`
 }

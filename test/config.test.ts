@@ -362,9 +362,9 @@ t.test('bootstrap: BOOTSTRAP_CLIENT_ID/SECRET create that client and write no fi
   t.equal(wrong.statusCode, 401)
 })
 
-t.test('the README configuration table is the one config.ts renders (npm run docs:config)', async (t) => {
-  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8')
-  t.equal(withConfigTable(readme), readme, 'README.md is up to date; run `npm run docs:config` after changing config.ts')
+t.test('the configuration table of docs/configuration.md is the one config.ts renders (npm run docs:config)', async (t) => {
+  const readme = readFileSync(join(projectRoot, 'docs', 'configuration.md'), 'utf8')
+  t.equal(withConfigTable(readme), readme, 'docs/configuration.md is up to date; run `npm run docs:config` after changing config.ts')
   for (const v of Object.values(VARIABLES)) t.match(readme, `| \`${v.env}\` |`, `${v.env} is documented`)
 })
 

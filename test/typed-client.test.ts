@@ -14,12 +14,12 @@ import { live } from './helpers/mcp.js'
 
 const run = promisify(execFile)
 
-/** The README's typed-client snippet: the ts block after its marker comment. */
+/** The getting-started page's typed-client snippet: the ts block after its marker comment. */
 function readmeSnippet(): string {
-  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8')
+  const readme = readFileSync(join(projectRoot, 'docs', 'getting-started.md'), 'utf8')
   const marker = readme.indexOf('<!-- typed-client example:')
   const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(marker))
-  if (marker < 0 || !block?.[1]) throw new Error('README.md has no typed-client example block after its marker')
+  if (marker < 0 || !block?.[1]) throw new Error('docs/getting-started.md has no typed-client example block after its marker')
   return block[1]
 }
 
