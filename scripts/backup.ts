@@ -1,12 +1,13 @@
-// Backups and restore of the data (features/backup). Safe while the server runs and takes leads:
-// the copy is one read transaction of its own (WAL), which never blocks the server's writer.
+// `studio backup` and `studio restore`: backups and restore of the data (features/backup). Safe
+// while the server runs and takes leads: the copy is one read transaction of its own (WAL), which
+// never blocks the server's writer.
 //
-//   npm run backup -- --to DIR [--keep N]      one snapshot folder in DIR; prints `backup: PATH (...)`
-//   DATA_DIR=NEW npm run restore -- --from PATH [--force]
+//   npx studio backup --to DIR [--keep N]      one snapshot folder in DIR; prints `backup: PATH (...)`
+//   DATA_DIR=NEW npx studio restore --from PATH [--force]
 //
 // On PostgreSQL (DATABASE_URL) backup drives pg_dump and restore pg_restore, when installed.
 import { isAbsolute, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { humanBytes, yieldCpu } from '../features/backup/files.js'
 import { onPath, POSTGRES_ADVICE, postgresPart } from '../features/backup/postgres.js'
@@ -20,31 +21,14 @@ import {
   writeSnapshot,
 } from '../features/backup/snapshot.js'
 import { checkOwnership } from '../plugins/store/private-files.js'
-import { commandLine, runCli, UsageError } from './cli.js'
+import { act, command, UsageError } from './cli.js'
 
-const usage = `usage: npm run backup -- --to DIR [--keep N]
-  writes one consistent snapshot (database, signing key, secret pepper, bootstrap credentials)
-  into a new folder DIR/studio-backup-<time>, safe while the server runs; --keep N then removes
-  the oldest snapshots in DIR beyond the newest N. DIR must be outside DATA_DIR.
-usage: DATA_DIR=NEW npm run restore -- --from PATH [--force]
-  restores the snapshot folder PATH as the data folder DATA_DIR. Refused while a server uses
-  DATA_DIR, and when DATA_DIR already holds anything unless --force, which moves it aside to
-  DATA_DIR.before-restore-<time> (nothing is deleted). On PostgreSQL, into an empty database.`
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      to: { type: 'string' },
-      keep: { type: 'string' },
-      from: { type: 'string' },
-      force: { type: 'boolean' },
-      // The bench compares SQLite's two ways of copying (bench/backup-load.ts).
-      method: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
+interface Values {
+  to?: string
+  keep?: string
+  from?: string
+  force?: boolean
+  method?: string
 }
 
 const inside = (path: string, dir: string): boolean => {
@@ -100,7 +84,7 @@ function testPause(): ((stage: PauseStage) => void) | undefined {
   }
 }
 
-async function backup(values: ReturnType<typeof parseOptions>['values']): Promise<number> {
+async function backup(values: Values): Promise<number> {
   if (!values.to) throw new UsageError('backup needs --to DIR')
   const keep = values.keep === undefined ? undefined : Number(values.keep)
   if (keep !== undefined && (!Number.isInteger(keep) || keep < 1)) throw new UsageError('--keep must be a whole number of at least 1')
@@ -143,7 +127,7 @@ async function backup(values: ReturnType<typeof parseOptions>['values']): Promis
   return 0
 }
 
-async function restore(values: ReturnType<typeof parseOptions>['values']): Promise<number> {
+async function restore(values: Values): Promise<number> {
   if (!values.from) throw new UsageError('restore needs --from PATH (a snapshot folder)')
   const config = loadConfig()
   const restored: Restored = await restoreSnapshot({
@@ -163,16 +147,28 @@ async function restore(values: ReturnType<typeof parseOptions>['values']): Promi
   return 0
 }
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = commandLine(() => parseOptions(argv))
-  if (values.help) {
-    process.stdout.write(`${usage}\n`)
-    return 0
-  }
-  const [command] = positionals
-  if (command === 'backup') return backup(values)
-  if (command === 'restore') return restore(values)
-  throw new UsageError(command ? `unknown command ${command}` : 'no command given (backup or restore)')
+export function backupCommand(): Command {
+  return (
+    command(
+      'backup',
+      'write one consistent snapshot (database, signing key, secret pepper, bootstrap credentials) into a new folder DIR/studio-backup-<time>; safe while the server runs',
+      'a snapshot of the data, now',
+    )
+      .option('--to <dir>', 'where the snapshot folder goes: outside DATA_DIR')
+      .option('--keep <n>', 'then remove the oldest snapshots in DIR beyond the newest N')
+      // The bench compares SQLite's two ways of copying (bench/backup-load.ts).
+      .option('--method <method>', 'how SQLite is copied: vacuum (default) or backup-api')
+      .action(act((values: Values) => backup(values)))
+  )
 }
 
-runCli(process.argv[2] === 'restore' ? 'restore' : 'backup', usage, main)
+export function restoreCommand(): Command {
+  return command(
+    'restore',
+    'restore a snapshot folder as the data folder DATA_DIR: refused while a server uses DATA_DIR, and when DATA_DIR holds anything unless --force (which moves it aside; nothing is deleted). On PostgreSQL, into an empty database',
+    'a snapshot as a new data folder',
+  )
+    .option('--from <path>', 'the snapshot folder (studio-backup-<time>)')
+    .option('--force', 'move what DATA_DIR holds aside to DATA_DIR.before-restore-<time> first')
+    .action(act((values: Values) => restore(values)))
+}

@@ -1,52 +1,67 @@
-// Publish the studio's catalogue (data/projects.json by default) into the configured storage.
-// Running servers pick up the new version within CATALOGUE_REFRESH_SECONDS.
+// `studio catalogue`: publish the studio's catalogue (data/projects.json by default) into the
+// configured storage. Running servers pick up the new version within CATALOGUE_REFRESH_SECONDS.
 //
-//   npm run catalogue -- import [FILE]    validate against the spec's Project schema, then publish
-//   npm run catalogue -- status           the published version
-//   npm run catalogue -- unpublish        remove it (getProjects answers 404)
-//   --new-database                        create the database if the data folder has none
-
-import { parseArgs } from 'node:util'
+//   npx studio catalogue import [FILE]    validate against the spec's Project schema, then publish
+//   npx studio catalogue status           the published version
+//   npx studio catalogue unpublish        remove it (getProjects answers 404)
+import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { catalogueFile, readCatalogueFile } from '../features/catalogue/file.js'
 import { CatalogueRepository } from '../features/catalogue/repository.js'
 import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
-import { commandLine, runCli, UsageError } from './cli.js'
-import { NEW_DATABASE_USAGE, openServerStore } from './data.js'
+import { act, command, newDatabaseOption, subcommand } from './cli.js'
+import { openServerStore } from './data.js'
 
-const usage = `usage: npm run catalogue -- import [FILE] | status | unpublish [--new-database]\n  ${NEW_DATABASE_USAGE}`
-
-async function main(argv: string[]): Promise<number> {
-  const parsed = commandLine(() => parseArgs({ args: argv, allowPositionals: true, options: { 'new-database': { type: 'boolean' } } }))
-  const [command, file] = parsed.positionals
-  if (command !== 'import' && command !== 'status' && command !== 'unpublish') {
-    throw new UsageError(command ? `unknown command ${command}` : 'no command given')
-  }
-  const config = loadConfig()
-  // Validate before touching storage: a bad file changes nothing.
-  const projects = command === 'import' ? readCatalogueFile(new Spec(loadSpec()), file ?? catalogueFile) : []
-  const store = await openServerStore(config, parsed.values['new-database'] === true)
-  const catalogue = new CatalogueRepository(store.db, store.dialect)
+/** The catalogue repository on the configured storage, closed after `fn`. */
+async function withCatalogue(cmd: Command, fn: (catalogue: CatalogueRepository) => Promise<void>): Promise<number> {
+  const store = await openServerStore(loadConfig(), cmd.optsWithGlobals().newDatabase === true)
   try {
-    if (command === 'import') {
-      const etag = await catalogue.publish(projects, new Date().toISOString())
-      process.stdout.write(`published ${projects.length} projects (etag ${etag})\n`)
-    } else if (command === 'unpublish') {
-      await catalogue.publish([], new Date().toISOString())
-      process.stdout.write('catalogue unpublished\n')
-    } else {
-      const current = await catalogue.current()
-      process.stdout.write(
-        current
-          ? `published ${current.projects.length} projects at ${current.published_at} (etag ${current.etag})\n`
-          : 'no catalogue published\n',
-      )
-    }
+    await fn(new CatalogueRepository(store.db, store.dialect))
     return 0
   } finally {
     await store.close()
   }
 }
 
-runCli('catalogue', usage, main)
+export function catalogueCommand(): Command {
+  const catalogue = command('catalogue', "the studio's published catalogue of projects", 'publish the catalogue of projects').addOption(
+    newDatabaseOption(),
+  )
+
+  subcommand(catalogue, 'import', "validate FILE against the spec's Project schema, then publish it (a bad file changes nothing)")
+    .argument('[file]', 'the catalogue', catalogueFile)
+    .action(
+      act((file: string, _opts: object, cmd: Command) => {
+        // Validated before the storage is touched.
+        const projects = readCatalogueFile(new Spec(loadSpec()), file)
+        return withCatalogue(cmd, async (repo) => {
+          const etag = await repo.publish(projects, new Date().toISOString())
+          process.stdout.write(`published ${projects.length} projects (etag ${etag})\n`)
+        })
+      }),
+    )
+
+  subcommand(catalogue, 'status', 'the published version').action(
+    act((_opts: object, cmd: Command) =>
+      withCatalogue(cmd, async (repo) => {
+        const current = await repo.current()
+        process.stdout.write(
+          current
+            ? `published ${current.projects.length} projects at ${current.published_at} (etag ${current.etag})\n`
+            : 'no catalogue published\n',
+        )
+      }),
+    ),
+  )
+
+  subcommand(catalogue, 'unpublish', 'remove the published catalogue (getProjects answers 404)').action(
+    act((_opts: object, cmd: Command) =>
+      withCatalogue(cmd, async (repo) => {
+        await repo.publish([], new Date().toISOString())
+        process.stdout.write('catalogue unpublished\n')
+      }),
+    ),
+  )
+  return catalogue
+}

@@ -1,20 +1,18 @@
-// Runs N instances of the API on one machine (node:cluster: the workers share the port).
-//   CLUSTER_WORKERS=4 npm run cluster
-// The primary prepares once what instances share (migrations, signing key, hash key, bootstrap
-// client, catalogue), then forks; a worker that dies is replaced; SIGTERM/SIGINT drain every
-// worker gracefully. For one rate-limit budget across workers set REDIS_URL; for several machines
-// use PostgreSQL (DATABASE_URL) and share JWT_PRIVATE_KEY and SECRET_PEPPER.
+// `studio cluster`: runs CLUSTER_WORKERS instances of the API on one machine (node:cluster: the
+// workers share the port). The primary prepares once what instances share (migrations, signing
+// key, hash key, bootstrap client, catalogue), then forks; a worker that dies is replaced;
+// SIGTERM/SIGINT drain every worker gracefully. For one rate-limit budget across workers set
+// REDIS_URL; for several machines use PostgreSQL (DATABASE_URL) and share JWT_PRIVATE_KEY and
+// SECRET_PEPPER (docs/scaling-out.md).
 import cluster from 'node:cluster'
-import { availableParallelism } from 'node:os'
+import type { Command } from 'commander'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../config.js'
+import { act, command } from './cli.js'
 
 async function primary(): Promise<void> {
   const config = loadConfig()
-  const workers = Number(process.env.CLUSTER_WORKERS ?? availableParallelism())
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
-    throw new Error(`CLUSTER_WORKERS must be a whole number from 1 to 64, not "${process.env.CLUSTER_WORKERS}"`)
-  }
+  const workers = config.clusterWorkers
   const prepared = await buildApp(config, { logger: { level: config.logLevel } })
   await prepared.ready()
   await prepared.close()
@@ -38,12 +36,22 @@ async function primary(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'))
 }
 
-if (cluster.isPrimary) {
-  primary().catch((err: Error) => {
-    process.stderr.write(`cluster: ${err.message}\n`)
-    process.exit(1)
-  })
-} else {
-  const { start } = await import('../server.js')
-  await start()
+/** Runs until the primary is stopped: the returned promise never settles in a running cluster. */
+async function runCluster(): Promise<number> {
+  if (cluster.isPrimary) {
+    await primary()
+  } else {
+    const { start } = await import('../server.js')
+    await start()
+  }
+  // Keep the command line from exiting: the process ends when its workers (or its server) do.
+  return new Promise<number>(() => {})
+}
+
+export function clusterCommand(): Command {
+  return command(
+    'cluster',
+    'run CLUSTER_WORKERS instances of the API on this machine, sharing the port (configured like the server: docs/configuration.md)',
+    'several instances on this machine',
+  ).action(act(runCluster))
 }

@@ -6,43 +6,22 @@
 //   npm run email -- status                    the email channel: pending, delivered, dead, next attempt, last failure
 //   npm run email -- resend LEAD_ID | EVENT_ID | --since TIME | --dead
 import { randomUUID } from 'node:crypto'
-import { parseArgs } from 'node:util'
+import type { Command } from 'commander'
 import type { NodemailerError } from 'nodemailer'
 import { type Config, loadConfig } from '../config.js'
 import { envelope } from '../features/email/channel.js'
 import { testMessage } from '../features/email/message.js'
 import { createMailer, failedOutcome } from '../features/email/transport.js'
 import { EMAIL_ENDPOINT_ID, WebhooksRepository } from '../features/webhooks/repository.js'
-import { commandLine, runCli, UsageError } from './cli.js'
-import { NEW_DATABASE_USAGE, openServerStore } from './data.js'
+import { act, command, newDatabaseOption, subcommand } from './cli.js'
+import { openServerStore } from './data.js'
 import { printDeadLetters, printStatus, replayFromCommandLine } from './deliveries.js'
-
-const usage = `usage: npm run email -- <command>
-  test                              send a test message to LEAD_EMAIL_TO now, through SMTP_URL; print the server's answer
-  status                            the lead emails: pending, delivered, dead, next attempt, last failure; the dead letters
-  resend LEAD_ID | EVENT_ID         email a lead again (the same Message-ID: mail clients show it once)
-  resend --dead | --since TIME      every dead letter, or every lead since TIME (RFC 3339)
-  ${NEW_DATABASE_USAGE}
-Emails are sent by the running server (set SMTP_URL and LEAD_EMAIL_TO for it and for this command).`
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      since: { type: 'string' },
-      dead: { type: 'boolean' },
-      'new-database': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
-}
 
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`)
 }
 
-const NOT_CONFIGURED = 'SMTP_URL and LEAD_EMAIL_TO are not set: set both (see README "Receiving leads") for the server and for this command'
+const NOT_CONFIGURED = 'SMTP_URL and LEAD_EMAIL_TO are not set: set both (docs/receiving-leads.md) for the server and for this command'
 
 /** Sends a test message now and prints what the SMTP server answered; 0 when it took it. */
 async function sendTest(config: Config): Promise<number> {
@@ -71,40 +50,58 @@ async function sendTest(config: Config): Promise<number> {
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = commandLine(() => parseOptions(argv))
-  if (values.help) {
-    out(usage)
-    return 0
-  }
-  const [command, id] = positionals
-  if (!command) throw new UsageError('no command given')
+/** The email channel's deliveries on the configured storage; closed after `fn`. */
+async function withEmailChannel(cmd: Command, fn: (repo: WebhooksRepository, config: Config) => Promise<void>): Promise<number> {
   const config = loadConfig()
-  if (command === 'test') return sendTest(config)
-  if (command !== 'status' && command !== 'resend') throw new UsageError(`unknown command ${command}`)
-
-  const store = await openServerStore(config, values['new-database'] === true)
-  const repo = new WebhooksRepository(store.db, store.dialect)
+  const store = await openServerStore(config, cmd.optsWithGlobals().newDatabase === true)
   try {
+    const repo = new WebhooksRepository(store.db, store.dialect)
     if (!(await repo.findEndpoint(EMAIL_ENDPOINT_ID))) {
       throw new Error('no lead emails yet: the server sets up the email channel when it starts with SMTP_URL and LEAD_EMAIL_TO set')
     }
-    if (command === 'status') {
-      if (!config.smtpUrl) out(`note: ${NOT_CONFIGURED.replace(/: set both.*/, '')} in this shell; what counts is the server's setting`)
-      printStatus(
-        out,
-        (await repo.status()).filter((e) => e.id === EMAIL_ENDPOINT_ID),
-        new Date(),
-      )
-      printDeadLetters(out, await repo.deadLetters(51, EMAIL_ENDPOINT_ID), 'npm run email -- resend LEAD_ID | --dead')
-      return 0
-    }
-    const queued = await replayFromCommandLine(repo, id, values, EMAIL_ENDPOINT_ID)
-    out(`queued ${queued} email${queued === 1 ? '' : 's'} (the same Message-ID as before); the running server sends them`)
+    await fn(repo, config)
     return 0
   } finally {
     await store.close()
   }
 }
 
-runCli('email', usage, main)
+export function emailCommand(): Command {
+  const email = command(
+    'email',
+    'the lead emails to the studio (SMTP_URL, LEAD_EMAIL_TO): sent by the running server; set the same variables for these commands',
+    'the lead emails: test, status, resend',
+  ).addOption(newDatabaseOption())
+
+  subcommand(email, 'test', "send a test message to LEAD_EMAIL_TO now, through SMTP_URL; print the server's answer").action(
+    act(() => sendTest(loadConfig())),
+  )
+
+  subcommand(email, 'status', 'the lead emails: pending, delivered, dead, next attempt, last failure; the dead letters').action(
+    act((_opts: object, cmd: Command) =>
+      withEmailChannel(cmd, async (repo, config) => {
+        if (!config.smtpUrl) out(`note: ${NOT_CONFIGURED.replace(/: set both.*/, '')} in this shell; what counts is the server's setting`)
+        printStatus(
+          out,
+          (await repo.status()).filter((e) => e.id === EMAIL_ENDPOINT_ID),
+          new Date(),
+        )
+        printDeadLetters(out, await repo.deadLetters(51, EMAIL_ENDPOINT_ID), 'studio email resend LEAD_ID | --dead')
+      }),
+    ),
+  )
+
+  subcommand(email, 'resend', 'email again (the same Message-ID: mail clients show it once): a lead, an event, --since TIME or --dead')
+    .argument('[id]', 'a lead id or an event id (msg_…)')
+    .option('--since <time>', 'every lead since TIME (RFC 3339)')
+    .option('--dead', 'every dead letter')
+    .action(
+      act((id: string | undefined, opts: { since?: string; dead?: boolean }, cmd: Command) =>
+        withEmailChannel(cmd, async (repo) => {
+          const queued = await replayFromCommandLine(repo, id, opts, EMAIL_ENDPOINT_ID)
+          out(`queued ${queued} email${queued === 1 ? '' : 's'} (the same Message-ID as before); the running server sends them`)
+        }),
+      ),
+    )
+  return email
+}

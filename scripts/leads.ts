@@ -1,48 +1,29 @@
-// Access and erasure requests (GDPR art. 15 and 17), and the retention cut-off applied by hand, in
-// the configured storage; safe while the server runs. README "Personal data".
+// `studio leads`: access and erasure requests (GDPR art. 15 and 17), and the retention cut-off
+// applied by hand, in the configured storage; safe while the server runs. docs/personal-data.md.
 //
-//   npm run leads -- export --email ada@example.com      everything held about the address, as JSON
-//   npm run leads -- erase --email ada@example.com       its leads and every copy; prints erased: N
-//   npm run leads -- erase --id LEAD_ID
-//   npm run leads -- purge --before 2025-01-01T00:00:00Z  every lead received before that instant
+//   npx studio leads export --email ada@example.com      everything held about the address, as JSON
+//   npx studio leads erase --email ada@example.com       its leads and every copy; prints erased: N
+//   npx studio leads erase --id LEAD_ID
+//   npx studio leads purge --before 2025-01-01T00:00:00Z  every lead received before that instant
 //
 // Only `export` prints personal data (it is the answer to the person); nothing is logged.
-import { parseArgs } from 'node:util'
+import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { Privacy } from '../features/privacy/privacy.js'
 import { ScrubIncomplete } from '../features/privacy/scrub.js'
 import type { Store } from '../plugins/store/open.js'
-import { commandLine, runCli, UsageError } from './cli.js'
-import { NEW_DATABASE_USAGE, openServerStore, serverPepper } from './data.js'
-
-const usage = `usage: npm run leads -- <command>
-  export --email ADDRESS            everything held about the address (case-insensitive), as JSON: its leads,
-                                    how and when each arrived, consent, where each was sent; erasures of it
-  erase --email ADDRESS             erase its leads and every copy (outbox, deliveries, dead letters,
-                                    idempotency records), send lead.erased; prints erased: N
-  erase --id LEAD_ID                erase one lead the same way
-  purge --before TIME               erase every lead received before TIME (RFC 3339), as retention does
-  ${NEW_DATABASE_USAGE}`
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      email: { type: 'string' },
-      id: { type: 'string' },
-      before: { type: 'string' },
-      'new-database': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
-}
+import { act, command, newDatabaseOption, subcommand, UsageError } from './cli.js'
+import { openServerStore, serverPepper } from './data.js'
 
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`)
 }
 
-type Values = ReturnType<typeof parseOptions>['values']
+interface Values {
+  email?: string
+  id?: string
+  before?: string
+}
 
 /** The erasure's lines: how many, which ids, and what became of the bytes. */
 async function finishErasure(privacy: Privacy, store: Store, erased: string[]): Promise<number> {
@@ -88,16 +69,10 @@ async function run(command: string, values: Values, privacy: Privacy, store: Sto
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = commandLine(() => parseOptions(argv))
-  if (values.help) {
-    out(usage)
-    return 0
-  }
-  const [command] = positionals
-  if (!command) throw new UsageError('no command given')
+/** Runs one command on the configured storage. */
+async function runOn(command: string, values: Values, cmd: Command): Promise<number> {
   const config = loadConfig()
-  const newDatabase = values['new-database'] === true
+  const newDatabase = cmd.optsWithGlobals().newDatabase === true
   const store = await openServerStore(config, newDatabase)
   try {
     return await run(command, values, new Privacy(store, await serverPepper(store, config, newDatabase)), store)
@@ -106,4 +81,29 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-runCli('leads', usage, main)
+export function leadsCommand(): Command {
+  const leads = command(
+    'leads',
+    'access and erasure requests, and the retention cut-off by hand (docs/personal-data.md)',
+    'access and erasure requests, purge',
+  ).addOption(newDatabaseOption())
+  subcommand(
+    leads,
+    'export',
+    'everything held about the address, as JSON: its leads, how and when each arrived, consent, where each was sent; erasures of it',
+  )
+    .option('--email <address>', 'the address (case-insensitive)')
+    .action(act((values: Values, cmd: Command) => runOn('export', values, cmd)))
+  subcommand(
+    leads,
+    'erase',
+    "erase the address's leads (or one lead) and every copy (outbox, deliveries, dead letters, idempotency records), send lead.erased; prints erased: N",
+  )
+    .option('--email <address>', 'every lead of this address')
+    .option('--id <lead_id>', 'this lead')
+    .action(act((values: Values, cmd: Command) => runOn('erase', values, cmd)))
+  subcommand(leads, 'purge', 'erase every lead received before TIME (RFC 3339), as retention does')
+    .option('--before <time>', 'an RFC 3339 time, e.g. 2025-01-01T00:00:00Z')
+    .action(act((values: Values, cmd: Command) => runOn('purge', values, cmd)))
+  return leads
+}

@@ -254,7 +254,7 @@ t.test('backup refuses a destination inside the data folder', async (t) => {
   const dataDir = join(testdir(t, {}), 'var')
   const server = await startServer(t, { DATA_DIR: dataDir })
   const res = await run('backup', ['backup', '--to', join(dataDir, 'backups')], sqliteConfig(dataDir))
-  t.equal(res.code, 2)
+  t.equal(res.code, 64)
   t.match(res.stderr, /overlap: backups live outside the data folder/)
   t.equal(await server.stop(), 0)
 })

@@ -344,7 +344,7 @@ t.test('refused for good (5xx): a dead letter at once, which status shows and re
   t.equal(wrong.code, 1)
   t.match(wrong.stderr, /no event no-such-lead: give an event's webhook-id \(msg_…/, 'says what it wants')
   const none = await run('email', ['resend'], config, env)
-  t.equal(none.code, 2)
+  t.equal(none.code, 64)
   t.match(none.stderr, /give an event id \(msg_…\), a lead id, --since TIME or --dead/)
 })
 

@@ -158,7 +158,7 @@ t.test('access and erasure of an address: API, form, agent; copies, downstream, 
   const none = await run('leads', ['erase', '--id', retry.json().id], config)
   t.match(none.stdout, /^erased: 0$/m, 'an erased lead is not erased twice')
   const usage = await run('leads', ['erase'], config)
-  t.equal(usage.code, 2)
+  t.equal(usage.code, 64)
   t.match(usage.stderr, /--email ADDRESS or --id LEAD_ID/)
 })
 
@@ -179,7 +179,7 @@ t.test('purge --before: leads received strictly before the cut-off are erased, t
   const [erasure] = await app.store.db.selectFrom('lead_erasures').selectAll().execute()
   t.match(erasure, { lead_id: 'old', reason: 'retention' })
   const bad = await run('leads', ['purge', '--before', 'last tuesday'], config)
-  t.equal(bad.code, 2)
+  t.equal(bad.code, 64)
   t.match(bad.stderr, /RFC 3339/)
 })
 

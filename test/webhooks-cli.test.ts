@@ -152,14 +152,15 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
       1,
       /unknown event type lead\.deleted; event types are lead\.received/,
     ],
-    ['replay with nothing', ['replay'], {}, 2, /give an event id \(msg_…\), a lead id, --since TIME or --dead/],
-    ['replay with both', ['replay', 'msg_x', '--since', '2026-01-01T00:00:00Z'], {}, 2, /one of them/],
+    ['replay with nothing', ['replay'], {}, 64, /give an event id \(msg_…\), a lead id, --since TIME or --dead/],
+    ['replay with both', ['replay', 'msg_x', '--since', '2026-01-01T00:00:00Z'], {}, 64, /one of them/],
     ['replay of an unknown event', ['replay', 'msg_missing'], {}, 1, /no event msg_missing: give an event's webhook-id \(msg_…/],
     ['replay of an unknown lead', ['replay', '01939f2e-0000-7000-8000-00000000000f'], {}, 1, /or the id of a stored lead/],
-    ['replay --since garbage', ['replay', '--since', 'yesterday-ish'], {}, 2, /cannot read --since/],
-    ['rotate-secret with a bad grace', ['rotate-secret', 'we_x', '--grace', 'a while'], {}, 2, /cannot read --grace/],
+    ['replay --since garbage', ['replay', '--since', 'yesterday-ish'], {}, 64, /cannot read --since/],
+    ['rotate-secret with a bad grace', ['rotate-secret', 'we_x', '--grace', 'a while'], {}, 64, /cannot read --grace/],
     ['rotate-secret of an unknown endpoint', ['rotate-secret', 'we_missing'], {}, 1, /no endpoint we_missing/],
-    ['test without an id', ['test'], {}, 2, /test needs an endpoint id/],
+    ['test without an id', ['test'], {}, 64, /missing required argument 'endpoint_id'/],
+    ['a misspelt option', ['add', '--ur', 'https://example.com/hook'], {}, 64, /unknown option '--ur'\n\(Did you mean --url\?\)/],
     ['test of an unknown endpoint', ['test', 'we_missing'], {}, 1, /no endpoint we_missing/],
   ]
   const results = await Promise.all(cases.map(([, args, env]) => run('webhooks', args, config, env)))
@@ -167,10 +168,10 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
     const res = results[i] as Run
     t.equal(res.code, code, `${name}: exit ${code}`)
     t.match(res.stderr, why, `${name}: says what is wrong`)
-    if (code === 2) t.match(res.stderr, /usage: npm run webhooks -- <command>/, `${name}: with the usage`)
+    if (code === 64) t.match(res.stderr, /add --help for usage/, `${name}: says where the usage is`)
     t.notMatch(res.stdout, /secret:/, `${name}: nothing created`)
   }
   const help = await run('webhooks', ['--help'], config)
   t.equal(help.code, 0)
-  t.match(help.stdout, /rotate-secret ID \[--grace 24h\]/)
+  t.match(help.stdout, /rotate-secret \[options\] <endpoint_id>/)
 })

@@ -1,4 +1,5 @@
-// The operator CLIs (scripts/<name>.ts) as child processes, on the storage of a running test app.
+// The operator's command line (`studio <area> …`, scripts/studio.ts) as child processes, on the
+// storage of a running test app.
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -30,7 +31,8 @@ export function run(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join('scripts', `${script}.ts`), ...args],
+      // backup's first argument says which of its two commands (backup, restore) runs.
+      ['--import', 'tsx', join('scripts', 'studio.ts'), ...(script === 'backup' ? args : [script, ...args])],
       { cwd: projectRoot, env, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
