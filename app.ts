@@ -23,7 +23,7 @@ import { snapshotBeforeMigrating } from './features/backup/premigration.js'
 import catalogue from './features/catalogue/index.js'
 import email from './features/email/index.js'
 import leads from './features/leads/index.js'
-import mcp from './features/mcp/index.js'
+import mcp, { mcpBudgetNames } from './features/mcp/index.js'
 import playbook from './features/playbook/index.js'
 import pricing from './features/pricing/index.js'
 import privacy from './features/privacy/index.js'
@@ -31,7 +31,9 @@ import webhooks from './features/webhooks/index.js'
 import type { Deps } from './handlers/deps.js'
 import { operationHandlers } from './handlers/index.js'
 import { TOOLS } from './handlers/tools/index.js'
+import { AUTH_FAILURE_BUDGETS } from './plugins/auth/failures.js'
 import auth from './plugins/auth/index.js'
+import { signingKeyFrom } from './plugins/auth/keys.js'
 import connections from './plugins/connections/index.js'
 import cors from './plugins/cors/index.js'
 import docs from './plugins/docs/index.js'
@@ -41,6 +43,7 @@ import headers, { securityHeaders } from './plugins/headers/index.js'
 import health from './plugins/health/index.js'
 import home from './plugins/home/index.js'
 import metrics from './plugins/metrics/index.js'
+import { budgetNames, checkRateLimitNames } from './plugins/rate-limit/budgets.js'
 import rateLimit from './plugins/rate-limit/index.js'
 import requestLog, { lazyChildLogger } from './plugins/request-log/index.js'
 import routes from './plugins/routes/index.js'
@@ -100,6 +103,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     frameworkErrors: frameworkErrorHandler(policy.api),
   })
   try {
+    // The whole configuration is checked before any plugin creates anything (the data folder, a
+    // bootstrap client): RATE_LIMITS against every budget's name, JWT_PRIVATE_KEY as a key.
+    if (config.jwtPrivateKey !== undefined) signingKeyFrom(config.jwtPrivateKey)
+    checkRateLimitNames(
+      config.rateLimits,
+      budgetNames(theSpec.operations.values(), [...Object.keys(AUTH_FAILURE_BUDGETS), ...mcpBudgetNames(TOOLS)]),
+    )
     await registerAll(app, config, options, theSpec, policy)
   } catch (err) {
     // A plugin refused to start (a ConfigError: a key that is not the database's, say): what the

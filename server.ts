@@ -28,9 +28,16 @@ function countResources(kinds: string[]): Record<string, number> {
   return out
 }
 
+/**
+ * Writes out the log lines still buffered (the logger batches its writes), so that a start that
+ * fails ends with its reason, not with lines logged before it. Set once the logger exists.
+ */
+let flushLogs: () => void = () => {}
+
 /** A configuration mistake stops the process with its message and EX_CONFIG, at any stage of start-up. */
 function refuseConfig(err: unknown): void {
   if (err instanceof ConfigError) {
+    flushLogs()
     process.stderr.write(`studio-api: ${err.message}\n`)
     process.exit(78) // EX_CONFIG
   }
@@ -50,6 +57,7 @@ async function main(options: StartOptions): Promise<void> {
   const logDestination = pino.destination({ sync: false, minLength: 4096 })
   setInterval(() => logDestination.flush(), 1000).unref()
   process.on('exit', () => logDestination.flushSync())
+  flushLogs = () => logDestination.flushSync()
   const app = await buildApp(config, {
     // No redaction pass: nothing logs headers, bodies or credentials in the first place (request-log
     // writes a fixed set of fields; test/logs.test.ts checks a full run), and pino's wildcard
@@ -82,12 +90,14 @@ async function main(options: StartOptions): Promise<void> {
     },
   )
 
-  await listenOrExplain('PORT', config.host, config.port, closeAll, () => app.listen({ host: config.host, port: config.port }))
+  // The metrics port first: it logs nothing, so a start that fails on either port never says it
+  // was listening.
   if (config.metricsPort !== 0) {
     metrics = await listenOrExplain('METRICS_PORT', config.metricsHost, config.metricsPort, closeAll, () =>
       listenMetrics(app.metrics.registry, config.metricsHost, config.metricsPort, () => app.readiness()),
     )
   }
+  await listenOrExplain('PORT', config.host, config.port, closeAll, () => app.listen({ host: config.host, port: config.port }))
   app.log.info(
     {
       version: app.spec.version,
@@ -114,10 +124,11 @@ async function listenOrExplain<T>(
     if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err
     const why =
       code === 'EADDRINUSE' ? 'is already in use (another studio-api, or another program)' : 'needs privileges this process does not have'
+    await closeAll()
+    flushLogs()
     process.stderr.write(
       `studio-api: port ${port} on ${host} ${why}; set ${variable} to a free port, e.g. ${variable}=${port + 1} npm start\n`,
     )
-    await closeAll()
     process.exit(1)
   }
 }
@@ -126,6 +137,7 @@ async function listenOrExplain<T>(
 export function start(options: StartOptions = {}): Promise<void> {
   return main(options).catch((err: Error) => {
     refuseConfig(err)
+    flushLogs()
     process.stderr.write(`studio-api failed to start: ${err.message}\n`)
     process.exit(1)
   })

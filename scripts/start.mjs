@@ -160,8 +160,10 @@ function procStat(pid) {
 }
 
 /**
- * The links to watch, child → parent: this process → its parent, and, under an npm script, npm's
- * shell → npm (npm runs `sh -c "node scripts/start.mjs"`). A SIGTERM to npm reaches its shell,
+ * The links to watch, child → parent: this process → its parent, and, under a shell (npm runs
+ * `sh -c "exec node scripts/start.mjs"`: the exec makes this process npm's own child, so that npm
+ * passes its signals, SIGINT included, straight to the server; another runner may keep a shell), the
+ * shell → its parent. A SIGTERM to npm reaches its shell,
  * which ends without passing it on; a SIGKILL reaches neither. Either way a link breaks: the
  * orphan is adopted by another process.
  */

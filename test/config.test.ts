@@ -393,12 +393,12 @@ t.test('enum variables list the allowed values; bad values are quoted, secrets n
 })
 
 t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the anonymous window is honoured', async (t) => {
-  const config = createConfig({ dataDir: testdir(t, {}), logLevel: 'silent', rateLimits: { getProject: { max: 5 }, mcp: { max: 5 } } })
-  const app = await buildApp(config)
-  t.teardown(() => app.close())
-  await t.rejects(async () => app.ready(), {
+  const dataDir = join(testdir(t, {}), 'never-made')
+  const config = createConfig({ dataDir, logLevel: 'silent', rateLimits: { getProject: { max: 5 }, mcp: { max: 5 } } })
+  await t.rejects(buildApp(config), {
     message: /RATE_LIMITS names "getProject", which no rate limit has; the names are: .*getProjects/,
   })
+  t.notOk(existsSync(dataDir), 'refused before the data folder was made')
   const refused = await node(['server.ts'], { RATE_LIMITS: 'submitLeadAnonymus=5', PORT: '0', DATA_DIR: testdir(t, {}) })
   t.equal(refused.code, 78, 'the server stops with EX_CONFIG')
   t.match(refused.stderr, /RATE_LIMITS names "submitLeadAnonymus"/)

@@ -26,6 +26,12 @@ import { loadViews } from './views.js'
 
 /** Default budget of /mcp per client or address (RATE_LIMITS="mcp=240/1 minute" overrides it). */
 export const MCP_RATE_LIMIT = { max: 120, window: '1 minute' }
+
+/** The budgets of /mcp by name (RATE_LIMITS overrides them): the endpoint's, and each anonymous tool's. */
+export const mcpBudgetNames = (tools: readonly { anonymous?: { budget: { name: string } } }[]): string[] => [
+  'mcp',
+  ...tools.flatMap((tool) => (tool.anonymous ? [tool.anonymous.budget.name] : [])),
+]
 export const MCP_BODY_LIMIT = 64 * 1024
 
 /**

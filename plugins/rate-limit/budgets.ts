@@ -4,7 +4,7 @@
 // refused at start-up, naming it, instead of being silently ignored.
 import { parse } from '@lukeed/ms'
 import type { FastifyRequest } from 'fastify'
-import type { RateLimitOverride } from '../../config.js'
+import { ConfigError, type RateLimitOverride } from '../../config.js'
 import type { Operation } from '../spec/document.js'
 
 export interface Budget {
@@ -74,13 +74,35 @@ export class Budgets {
     }
   }
 
-  /** RATE_LIMITS names that no budget has (checked once every route is registered). */
-  unknownNames(): string[] {
-    return Object.keys(this.overrides).filter((name) => !this.known.has(name))
-  }
-
   names(): string[] {
     return [...this.known].sort()
+  }
+}
+
+/**
+ * Every budget name an app of this spec has: `default`, each operation with an `x-rate-limit`
+ * (and its `<operationId>Anonymous` variant when it declares `anonymous_max`), and the named budgets
+ * the plugins declare (`others`). app.ts checks RATE_LIMITS against it before any plugin creates
+ * anything; the Budgets the plugins fill must end with exactly these names (a test holds it).
+ */
+export function budgetNames(operations: Iterable<Operation>, others: Iterable<string>): string[] {
+  const names = new Set(['default', ...others])
+  for (const op of operations) {
+    const declared = op['x-rate-limit']
+    if (!declared) continue
+    names.add(op.operationId)
+    if (declared.anonymous_max !== undefined) names.add(`${op.operationId}Anonymous`)
+  }
+  return [...names].sort()
+}
+
+/** Refuses RATE_LIMITS names that are no budget's, naming them and the budgets there are. */
+export function checkRateLimitNames(overrides: Readonly<Record<string, RateLimitOverride>>, names: readonly string[]): void {
+  const unknown = Object.keys(overrides).filter((name) => !names.includes(name))
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration: RATE_LIMITS names ${unknown.map((n) => `"${n}"`).join(', ')}, which no rate limit has; the names are: ${names.join(', ')}`,
+    )
   }
 }
 

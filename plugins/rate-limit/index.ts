@@ -14,10 +14,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { Counter, Gauge, Histogram } from 'prom-client'
-import { type Config, ConfigError } from '../../config.js'
+import type { Config } from '../../config.js'
 import { clientAddress } from '../../lib/address.js'
 import { AppError } from '../errors/codes.js'
-import { Budgets, DEFAULT_BUDGET, shareOf } from './budgets.js'
+import { Budgets, checkRateLimitNames, DEFAULT_BUDGET, shareOf } from './budgets.js'
 import { Counters } from './counters.js'
 import { connectRedis, redisRemote } from './redis.js'
 import { type BudgetOption, counterStore } from './store.js'
@@ -49,15 +49,9 @@ export default fp<{ config: Config }>(
   async (app, { config }) => {
     const budgets = new Budgets(config.rateLimits)
     app.decorate('budgets', budgets)
-    // Once every route has taken its budget: a RATE_LIMITS name no budget has is a mistake.
-    app.addHook('onReady', async () => {
-      const unknown = budgets.unknownNames()
-      if (unknown.length > 0) {
-        throw new ConfigError(
-          `Invalid configuration: RATE_LIMITS names ${unknown.map((n) => `"${n}"`).join(', ')}, which no rate limit has; the names are: ${budgets.names().join(', ')}`,
-        )
-      }
-    })
+    // Once every route has taken its budget: a RATE_LIMITS name no budget has is a mistake. app.ts
+    // checks the same before anything is created; this holds for an app built some other way.
+    app.addHook('onReady', async () => checkRateLimitNames(config.rateLimits, budgets.names()))
 
     const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined
     app.decorate('redis', redis)
