@@ -143,7 +143,11 @@ async function restore(values: Values): Promise<number> {
   if (restored.movedAside)
     process.stdout.write(`moved aside: the folder that was there is now ${restored.movedAside} (nothing was deleted)\n`)
   for (const note of keyNotes(restored.manifest, true)) process.stdout.write(`${note}\n`)
-  process.stdout.write('start the server on it: npm start\n')
+  process.stdout.write(
+    `next: start the server on it: DATA_DIR=${restored.dataDir} npm start\n` +
+      'with the PUBLIC_BASE_URL the backed-up server had: the tokens it issued name that URL as their issuer, and a server\n' +
+      'on another PUBLIC_BASE_URL refuses them (clients then ask for new tokens with their credentials, which still work)\n',
+  )
   return 0
 }
 

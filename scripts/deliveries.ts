@@ -25,8 +25,13 @@ function nextAttempt(e: EndpointStatus, now: Date): string {
 const state = (e: EndpointStatus, now: Date): string =>
   e.disabled_at ? `disabled (${e.disabled_reason})` : e.failing_since ? `failing for ${ago(e.failing_since, now)}` : 'active'
 
+/**
+ * The last failure while it is current: the endpoint is failing, or has deliveries waiting or
+ * dead since it failed. Once a delivery succeeds after it (failing_since cleared) it is history,
+ * and the endpoint shows `-`.
+ */
 const lastFailure = (e: EndpointStatus, now: Date): string =>
-  e.last_failure ? `${e.last_failure} (${ago(e.last_failure_at, now)} ago)` : '-'
+  e.last_failure && e.failing_since ? `${e.last_failure} (${ago(e.last_failure_at, now)} ago)` : '-'
 
 export function printStatus(out: Out, endpoints: EndpointStatus[], now: Date): void {
   if (endpoints.length === 0) {

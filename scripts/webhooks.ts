@@ -12,9 +12,12 @@ import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { addEndpoint, rotateSecret, sendTest, type WebhookAdmin } from '../features/webhooks/admin.js'
 import { subscribableTypes } from '../features/webhooks/events.js'
+import { DeliveryInstances } from '../features/webhooks/instances.js'
 import { WebhooksRepository } from '../features/webhooks/repository.js'
+import { parseTarget, resolveTarget, UnsafeTarget } from '../features/webhooks/safety.js'
 import { Spec } from '../plugins/spec/document.js'
 import { loadSpec } from '../plugins/spec/load.js'
+import type { Store } from '../plugins/store/open.js'
 import { act, command, need, newDatabaseOption, subcommand, UsageError } from './cli.js'
 import { openServerStore } from './data.js'
 import { printDeadLetters, printStatus, replayFromCommandLine } from './deliveries.js'
@@ -46,16 +49,47 @@ async function waitForTest(repo: WebhooksRepository, id: string, eventId: string
   }
 }
 
+/** Whether only WEBHOOKS_ALLOW_PRIVATE lets deliveries go to this URL (http://, a private address). */
+async function needsAllowPrivate(url: string): Promise<boolean> {
+  try {
+    await resolveTarget(parseTarget(url, false), false)
+    return false
+  } catch (err) {
+    return err instanceof UnsafeTarget && err.allowedByPrivate
+  }
+}
+
+/**
+ * Says at once when the servers delivering from this storage would hold the new endpoint back
+ * (they run without WEBHOOKS_ALLOW_PRIVATE), rather than a test delivery saying so later.
+ */
+async function warnIfHeld(url: string, instances: DeliveryInstances): Promise<void> {
+  if (!(await needsAllowPrivate(url))) return
+  const running = await instances.running()
+  const holding = running.filter((i) => !i.allowPrivate)
+  if (holding.length > 0) {
+    process.stderr.write(
+      `warning: ${holding.length} of the ${running.length} server(s) delivering from this storage run without WEBHOOKS_ALLOW_PRIVATE=true ` +
+        `(${holding.map((i) => i.id).join(', ')}): they hold this endpoint's deliveries back until restarted with it\n`,
+    )
+  } else if (running.length === 0) {
+    process.stderr.write(
+      'note: no server delivers from this storage now: start it with WEBHOOKS_ALLOW_PRIVATE=true, or it will hold this endpoint back\n',
+    )
+  }
+}
+
 /** The endpoints' storage and what the commands need of the configuration; closed after `fn`. */
-async function withAdmin(cmd: Command, fn: (admin: WebhookAdmin) => Promise<number>): Promise<number> {
+async function withAdmin(cmd: Command, fn: (admin: WebhookAdmin, store: Store) => Promise<number>): Promise<number> {
   const config = loadConfig()
   const store = await openServerStore(config, cmd.optsWithGlobals().newDatabase === true)
   try {
-    return await fn({
+    const admin = {
       repo: new WebhooksRepository(store.db, store.dialect),
       allowPrivate: config.webhooksAllowPrivate,
       eventTypes: subscribableTypes(new Spec(loadSpec())),
-    })
+    }
+    return await fn(admin, store)
   } finally {
     await store.close()
   }
@@ -74,11 +108,12 @@ export function webhooksCommand(): Command {
     .action(
       act(async (opts: { url?: string; events?: string }, cmd: Command) => {
         const url = need(opts.url, '--url', 'add')
-        return withAdmin(cmd, async (admin) => {
+        return withAdmin(cmd, async (admin, store) => {
           const events = (opts.events ?? '').split(/[,\s]+/).filter(Boolean)
           const added = await addEndpoint(admin, { url, events })
           out(`endpoint_id: ${added.endpoint_id}\nsecret: ${added.secret}\nevents: ${added.events.join(' ')}`)
           out('The secret is shown only now: give it to the receiver, which verifies every delivery with it.')
+          await warnIfHeld(url, new DeliveryInstances(store.db))
           return 0
         })
       }),

@@ -12,6 +12,7 @@ import type { EndpointKind } from '../../plugins/store/schema.js'
 import type { Channel } from './channel.js'
 import { leadReceived, subscribableTypes } from './events.js'
 import { webhookChannel } from './http-channel.js'
+import { DeliveryInstances, HEARTBEAT_MS } from './instances.js'
 import { deliveryMetrics } from './metrics.js'
 import { eventStatements, WebhooksRepository } from './repository.js'
 import { DeliveryWorker } from './worker.js'
@@ -39,13 +40,14 @@ export default fp<{ config: Config }>(
     const repo = new WebhooksRepository(app.store.db, app.store.dialect)
     const timeoutMs = config.webhooksTimeoutSeconds * 1000
     const channels = new Map<string, Channel>([['webhook', webhookChannel({ allowPrivate: config.webhooksAllowPrivate, timeoutMs })]])
+    const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
     const worker = new DeliveryWorker({
       repo,
       channels,
       policy: { firstRetryMs: config.webhooksFirstRetryMs, maxAttempts: config.webhooksMaxAttempts },
       metrics: deliveryMetrics(app.metrics.registry, () => repo.pendingCount()),
       log: app.log,
-      owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+      owner,
       concurrency: config.webhooksConcurrency,
       timeoutMs,
       pollMs: pollInterval(config),
@@ -67,13 +69,28 @@ export default fp<{ config: Config }>(
       },
     })
 
+    // What the CLI reads to warn when an endpoint it adds would be held here (instances.ts).
+    const instances = new DeliveryInstances(app.store.db)
+    const startedAt = new Date().toISOString()
+    const beat = () =>
+      instances
+        .beat(owner, config.webhooksAllowPrivate, startedAt)
+        .catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'could not record this instance for the CLI; retrying'))
+    const heartbeat = setInterval(beat, HEARTBEAT_MS)
+    heartbeat.unref()
+
     app.addHook('onReady', async () => {
       await warnAboutHeldEndpoints(app, repo, config)
+      await beat()
       worker.start()
     })
     // Runs before the leads plugin's close (reverse order of registration): leads committed after
     // this stay pending for the next start or another instance, never lost.
-    app.addHook('onClose', async () => worker.stop())
+    app.addHook('onClose', async () => {
+      clearInterval(heartbeat)
+      await worker.stop()
+      await instances.remove(owner).catch(() => {})
+    })
   },
   { name: 'webhooks', fastify: '5.x', dependencies: ['spec', 'store', 'metrics', 'leads'] },
 )

@@ -142,6 +142,15 @@ export interface KeyChecksTable {
   value: string
 }
 
+/** An instance delivering from the outbox, while it runs (features/webhooks/instances.ts). */
+export interface DeliveryInstancesTable {
+  id: string
+  /** WEBHOOKS_ALLOW_PRIVATE of that instance: 1 or 0. */
+  allow_private: number
+  started_at: string
+  seen_at: string
+}
+
 export interface Database {
   clients: ClientsTable
   api_keys: ApiKeysTable
@@ -154,4 +163,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   lead_erasures: LeadErasuresTable
   key_checks: KeyChecksTable
+  delivery_instances: DeliveryInstancesTable
 }

@@ -11,6 +11,7 @@ import m006 from './006_personal_data.js'
 import m007 from './007_email_channel.js'
 import m008 from './008_erasure_position.js'
 import m009 from './009_key_checks.js'
+import m010 from './010_delivery_instances.js'
 
 export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '001_initial': m001,
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '007_email_channel': m007,
   '008_erasure_position': m008,
   '009_key_checks': m009,
+  '010_delivery_instances': m010,
 }
