@@ -249,7 +249,7 @@ export const VARIABLES = {
   ),
   backupDir: string(
     'BACKUP_DIR',
-    'folder of the server’s scheduled backups (and of the snapshot taken before a migration), outside `DATA_DIR`; unset: no scheduled backups (see [Backups](#backups)); one that cannot be made or written is a warn line and `studio_backup_failures_total` at each attempt, and the server serves on',
+    'folder of the server’s scheduled backups (and of the snapshot taken before a migration), outside `DATA_DIR`; unset: no scheduled backups (see [Backups](backups.md)); one that cannot be made or written is a warn line and `studio_backup_failures_total` at each attempt, and the server serves on',
     { default: undefined, shown: '– (off)', minLength: 1 },
   ),
   backupIntervalMinutes: decimal('BACKUP_INTERVAL_MINUTES', 'minutes between scheduled backups; fractions allowed (`0.5` is 30 s)', {
@@ -286,7 +286,7 @@ export const VARIABLES = {
     'agents may call `request_consultation` without a token (with the person’s consent, per-address limit); `false`: it needs `write:leads`',
     true,
   ),
-  rateLimits: parsed('RATE_LIMITS', 'per-budget overrides of the rate limits, see [Rate limits](#rate-limits)', {
+  rateLimits: parsed('RATE_LIMITS', 'per-budget overrides of the rate limits, see [Rate limits](rate-limits.md)', {
     default: {} as Record<string, RateLimitOverride>,
     shown: '(spec)',
     parse: parseRateLimits,
@@ -349,7 +349,7 @@ export const VARIABLES = {
   seedCatalogue: boolean('SEED_CATALOGUE', 'import `data/projects.json` on first start when nothing is published', true),
   trustProxy: parsed(
     'TRUST_PROXY',
-    "behind a load balancer: its addresses or CIDR ranges, comma-separated (e.g. `10.0.0.0/8,192.168.1.5`; also `loopback`, `linklocal`, `uniquelocal`). The client's address is the rightmost `X-Forwarded-For` hop not in the list; `X-Forwarded-Proto` and `-Host` count only from them. `false`: `X-Forwarded-*` is ignored. `true`, hop counts and ranges covering every address are refused, see [Security](#security)",
+    "behind a load balancer: its addresses or CIDR ranges, comma-separated (e.g. `10.0.0.0/8,192.168.1.5`; also `loopback`, `linklocal`, `uniquelocal`). The client's address is the rightmost `X-Forwarded-For` hop not in the list; `X-Forwarded-Proto` and `-Host` count only from them. `false`: `X-Forwarded-*` is ignored. `true`, hop counts and ranges covering every address are refused, see [Security](security.md)",
     { default: false as false | string[], parse: parseTrustProxy },
   ),
   // Timeouts (see README "Security"): a client that sends slowly cannot hold a connection open.
@@ -384,7 +384,7 @@ export const VARIABLES = {
       parse: list,
     },
   ),
-  databaseUrl: string('DATABASE_URL', '`postgres://…`: use PostgreSQL (see [Scaling out](#scaling-out))', {
+  databaseUrl: string('DATABASE_URL', '`postgres://…`: use PostgreSQL (see [Scaling out](scaling-out.md))', {
     default: undefined,
     shown: '– (SQLite)',
     pattern: '^postgres(ql)?://',
@@ -406,7 +406,7 @@ export const VARIABLES = {
   }),
   redisWaitMs: integer(
     'REDIS_WAIT_MS',
-    'longest a request waits for Redis to count it (only requests of the security budgets, and requests of a caller whose share on this instance is spent, wait); past it, the request is counted by this instance alone, see [Scaling out](#scaling-out)',
+    'longest a request waits for Redis to count it (only requests of the security budgets, and requests of a caller whose share on this instance is spent, wait); past it, the request is counted by this instance alone, see [Scaling out](scaling-out.md)',
     { default: 20, minimum: 1, maximum: 5000 },
   ),
   // Lead delivery (see README "Receiving leads"): email to the studio, then webhooks; one outbox.
@@ -441,7 +441,7 @@ export const VARIABLES = {
   ),
   webhooksFirstRetryMs: integer(
     'WEBHOOKS_FIRST_RETRY_MS',
-    'delay before a failed webhook delivery’s first retry, in ms; each further retry waits 3 times longer (±20 %), see [Receiving leads](#receiving-leads)',
+    'delay before a failed webhook delivery’s first retry, in ms; each further retry waits 3 times longer (±20 %), see [Receiving leads](receiving-leads.md)',
     { default: 10_000, minimum: 10, maximum: 3_600_000 },
   ),
   webhooksMaxAttempts: integer(
@@ -460,7 +460,7 @@ export const VARIABLES = {
   }),
   leadsRetentionDays: integer(
     'LEADS_RETENTION_DAYS',
-    'leads received longer ago than this are erased like `npm run leads -- erase` does (checked at start and hourly), see [Personal data](#personal-data); 0 keeps them forever',
+    'leads received longer ago than this are erased like `npm run leads -- erase` does (checked at start and hourly), see [Personal data](personal-data.md); 0 keeps them forever',
     { default: 730, minimum: 0, maximum: 36500 },
   ),
   webhookPayloadRetentionDays: integer(
