@@ -1,7 +1,8 @@
 // What the two delivery CLIs share (scripts/webhooks.ts, scripts/email.ts): the status table of
 // endpoints and dead letters, and reading a replay request off the command line.
 import { eventsNamed } from '../features/webhooks/admin.js'
-import type { DeadLetter, EndpointStatus, WebhooksRepository } from '../features/webhooks/repository.js'
+import type { DeadLetter, EndpointStatus } from '../features/webhooks/reports.js'
+import type { WebhooksRepository } from '../features/webhooks/repository.js'
 import { UsageError } from './cli.js'
 
 type Out = (text: string) => void

@@ -4,7 +4,8 @@
 // counting in memory without Redis. Counts only.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { Counters, type Remote, type Verdict } from '../plugins/rate-limit/counters.js'
+import { Counters } from '../plugins/rate-limit/counters.js'
+import type { Remote, Verdict } from '../plugins/rate-limit/leases.js'
 import { connectRedis, redisRemote } from '../plugins/rate-limit/redis.js'
 import { canRunRedis, requirePart, type Throwaway, throwawayRedis } from './helpers/processes.js'
 

@@ -1,7 +1,7 @@
 // The status table of `studio webhooks status` and `studio email status` (scripts/deliveries.ts):
 // what an operator reads of each endpoint.
 import t from 'tap'
-import type { EndpointStatus } from '../features/webhooks/repository.js'
+import type { EndpointStatus } from '../features/webhooks/reports.js'
 import { printStatus } from '../scripts/deliveries.js'
 
 const now = new Date('2026-11-26T12:00:00.000Z')

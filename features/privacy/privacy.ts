@@ -6,7 +6,8 @@
 import type { Store } from '../../plugins/store/open.js'
 import { type LeadLogEntry, logEntry } from '../leads/log-entry.js'
 import type { ErasureReason } from '../webhooks/events.js'
-import { type LeadDelivery, leadDeliveries, WebhooksRepository } from '../webhooks/repository.js'
+import { type LeadDelivery, leadDeliveries } from '../webhooks/outbox.js'
+import { WebhooksRepository } from '../webhooks/repository.js'
 import { type Erasure, PrivacyRepository } from './repository.js'
 import { type ScrubOptions, scrub } from './scrub.js'
 

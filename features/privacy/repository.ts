@@ -8,7 +8,7 @@ import type { Database, LeadErasuresTable } from '../../plugins/store/schema.js'
 import { takeTurn } from '../../plugins/store/turns.js'
 import { type LeadRecord, toRecord } from '../leads/repository.js'
 import { type ErasureReason, leadErased } from '../webhooks/events.js'
-import { deleteLeadEvents, writeEvents } from '../webhooks/repository.js'
+import { deleteLeadEvents, writeEvents } from '../webhooks/outbox.js'
 
 export type Erasure = Pick<Selectable<LeadErasuresTable>, 'lead_id' | 'erased_at' | 'reason'>
 

@@ -14,7 +14,8 @@ import { leadReceived, subscribableTypes } from './events.js'
 import { webhookChannel } from './http-channel.js'
 import { DeliveryInstances, HEARTBEAT_MS } from './instances.js'
 import { deliveryMetrics } from './metrics.js'
-import { eventStatements, WebhooksRepository } from './repository.js'
+import { eventStatements } from './outbox.js'
+import { WebhooksRepository } from './repository.js'
 import { DeliveryWorker } from './worker.js'
 
 export interface Deliveries {

@@ -8,6 +8,8 @@ import type { Dialect } from '../../plugins/store/migrations.js'
 import type { Store } from '../../plugins/store/open.js'
 import type { Database, EndpointKind, WebhookEndpointsTable } from '../../plugins/store/schema.js'
 import { LEAD_RECEIVED, type NewEvent } from './events.js'
+import { subscribed } from './outbox.js'
+import { type DeadLetter, deadLetters, type EndpointStatus, endpointStatus } from './reports.js'
 
 export type Endpoint = Selectable<WebhookEndpointsTable>
 
@@ -18,33 +20,6 @@ export interface DueDelivery {
   payload: string
   event_created_at: string
   attempts: number
-}
-
-export interface EndpointStatus {
-  id: string
-  kind: EndpointKind
-  url: string
-  disabled_at: string | null
-  disabled_reason: string | null
-  failing_since: string | null
-  last_failure: string | null
-  last_failure_at: string | null
-  pending: number
-  delivered: number
-  dead: number
-  oldest_pending: string | null
-  /** When the next attempt of a pending delivery is due (held ones: when they are looked at again). */
-  next_attempt_at: string | null
-}
-
-export interface DeadLetter {
-  endpoint_id: string
-  event_id: string
-  event_type: string
-  lead_id: string | null
-  attempts: number
-  last_outcome: string | null
-  last_attempt_at: string | null
 }
 
 /** Endpoints served apart: those whose last attempt went well, and those failing (or held back). */
@@ -63,118 +38,6 @@ export const recipientsOf = (url: string): string[] =>
     .replace(/^mailto:/, '')
     .split(',')
     .filter(Boolean)
-
-/** An endpoint subscribed to the event's type (types are stored space-separated). */
-const subscribed = sql<boolean>`(' ' || ep.events || ' ') like ('% ' || ev.type || ' %')`
-
-/**
- * The statements that write events to the outbox and one pending delivery per enabled endpoint
- * subscribed to each, with values as the store carries them (store/batch.ts): for a batch of
- * leads (`aboutStoredLeads`: only the events whose lead the transaction stored, see LeadListener),
- * or run one by one by writeEvents. The last statement's row count is the deliveries created.
- */
-export function eventStatements(
-  store: Pick<Store, 'dialect' | 'values'>,
-  events: readonly NewEvent[],
-  aboutStoredLeads = false,
-): RawBuilder<unknown>[] {
-  if (events.length === 0) return []
-  const rows = store.values.rows(events, ['id', 'type', 'payload', 'created_at', 'lead_id'], 'e')
-  const which = aboutStoredLeads ? sql`where exists (select 1 from leads as l where l.id = e.lead_id${store.values.perRow})` : sql``
-  const insertEvents = sql`insert into webhook_events (id, type, payload, created_at, lead_id)
-    select id, type, payload, created_at, lead_id from ${rows} ${which}`
-  if (store.dialect === 'postgres') {
-    return [
-      sql`with ev as (${insertEvents} returning id, seq, type, created_at)
-        insert into webhook_deliveries (endpoint_id, event_id, event_seq, status, next_attempt_at, created_at)
-        select ep.id, ev.id, ev.seq, 'pending', ev.created_at, ev.created_at
-        from ev inner join webhook_endpoints as ep on true
-        where ep.disabled_at is null and ${subscribed}`,
-    ]
-  }
-  const ids = store.values.rows(
-    events.map((e) => ({ id: e.id })),
-    ['id'],
-    'i',
-  )
-  return [
-    insertEvents,
-    sql`insert into webhook_deliveries (endpoint_id, event_id, event_seq, status, next_attempt_at, created_at)
-      select ep.id, ev.id, ev.seq, 'pending', ev.created_at, ev.created_at
-      from webhook_events as ev inner join webhook_endpoints as ep on true
-      where ev.id in (select id from ${ids}) and ep.disabled_at is null and ${subscribed}`,
-  ]
-}
-
-/**
- * Writes events to the outbox and their deliveries (eventStatements), inside the transaction of
- * whatever the events announce (`db` is that transaction). Returns how many deliveries it created
- * (none when no endpoint is subscribed: nothing for a worker to do).
- */
-export async function writeEvents(
-  db: Kysely<Database>,
-  store: Pick<Store, 'dialect' | 'values'>,
-  events: readonly NewEvent[],
-): Promise<number> {
-  let deliveries = 0
-  for (const statement of eventStatements(store, events)) {
-    deliveries = Number((await db.executeQuery(statement.compile(db))).numAffectedRows ?? 0)
-  }
-  return deliveries
-}
-
-/**
- * Deletes the outbox events about these leads (their lead.received, and any earlier lead.erased);
- * each event's deliveries, pending, delivered or dead, go with it (ON DELETE CASCADE), and so do
- * those of any other channel of the outbox. Called inside an erasure's transaction.
- */
-export async function deleteLeadEvents(db: Kysely<Database>, leadIds: readonly string[]): Promise<number> {
-  if (leadIds.length === 0) return 0
-  const res = await db.deleteFrom('webhook_events').where('lead_id', 'in', leadIds).executeTakeFirst()
-  return Number(res.numDeletedRows)
-}
-
-/** One delivery of an event about a lead, as an access request shows it. */
-export interface LeadDelivery {
-  lead_id: string
-  event_id: string
-  event_type: string
-  endpoint_id: string
-  endpoint_url: string | null
-  status: string
-  attempts: number
-  created_at: string
-  last_attempt_at: string | null
-  last_outcome: string | null
-  delivered_at: string | null
-}
-
-/** Every delivery of the events about these leads, in event order. */
-export async function leadDeliveries(db: Kysely<Database>, leadIds: readonly string[]): Promise<LeadDelivery[]> {
-  if (leadIds.length === 0) return []
-  const rows = await db
-    .selectFrom('webhook_events as ev')
-    .innerJoin('webhook_deliveries as d', 'd.event_id', 'ev.id')
-    .leftJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
-    .select([
-      'ev.lead_id',
-      'ev.id as event_id',
-      'ev.type as event_type',
-      'd.endpoint_id',
-      'ep.url as endpoint_url',
-      'd.status',
-      'd.attempts',
-      'd.created_at',
-      'd.last_attempt_at',
-      'd.last_outcome',
-      'd.delivered_at',
-    ])
-    .where('ev.lead_id', 'in', leadIds)
-    .orderBy('ev.seq')
-    .orderBy('d.endpoint_id')
-    .execute()
-  return rows.map((r) => ({ ...r, lead_id: r.lead_id as string, attempts: Number(r.attempts) }))
-}
 
 export class WebhooksRepository {
   constructor(
@@ -501,45 +364,13 @@ export class WebhooksRepository {
     return Number(row.n)
   }
 
-  async status(): Promise<EndpointStatus[]> {
-    // What status shows of each endpoint, beside its counts (selected and grouped by).
-    const ENDPOINT_COLUMNS = [
-      'ep.id',
-      'ep.kind',
-      'ep.url',
-      'ep.disabled_at',
-      'ep.disabled_reason',
-      'ep.failing_since',
-      'ep.last_failure',
-      'ep.last_failure_at',
-    ] as const
-    const count = (status: string) => sql<number>`coalesce(sum(case when d.status = ${status} then 1 else 0 end), 0)`
-    const rows = await this.db
-      .selectFrom('webhook_endpoints as ep')
-      .leftJoin('webhook_deliveries as d', 'd.endpoint_id', 'ep.id')
-      .select([
-        ...ENDPOINT_COLUMNS,
-        count('pending').as('pending'),
-        count('delivered').as('delivered'),
-        count('dead').as('dead'),
-        sql<string | null>`min(case when d.status = 'pending' then d.created_at end)`.as('oldest_pending'),
-        sql<string | null>`min(case when d.status = 'pending' then d.next_attempt_at end)`.as('next_attempt_at'),
-      ])
-      .groupBy([...ENDPOINT_COLUMNS, 'ep.created_at'])
-      .orderBy('ep.created_at')
-      .execute()
-    return rows.map((r) => ({ ...r, pending: Number(r.pending), delivered: Number(r.delivered), dead: Number(r.dead) }))
+  /** Each endpoint with its counts, for `status` (reports.ts). */
+  status(): Promise<EndpointStatus[]> {
+    return endpointStatus(this.db)
   }
 
-  /** Dead letters, oldest event first (of one endpoint when named). */
-  async deadLetters(limit: number, endpointId?: string): Promise<DeadLetter[]> {
-    let query = this.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_events as ev', 'ev.id', 'd.event_id')
-      .select(['d.endpoint_id', 'd.event_id', 'ev.type as event_type', 'ev.lead_id', 'd.attempts', 'd.last_outcome', 'd.last_attempt_at'])
-      .where('d.status', '=', 'dead')
-    if (endpointId) query = query.where('d.endpoint_id', '=', endpointId)
-    const rows = await query.orderBy('d.event_seq').limit(limit).execute()
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }))
+  /** Dead letters, oldest event first (of one endpoint when named): reports.ts. */
+  deadLetters(limit: number, endpointId?: string): Promise<DeadLetter[]> {
+    return deadLetters(this.db, limit, endpointId)
   }
 }

@@ -4,7 +4,7 @@
 // `addr:<IPv4 address, or IPv6 /64>` (never anything a person typed). Two Lua scripts, so that a
 // lease is one atomic round trip; windows are timed on Redis' clock, which every instance adopts.
 import type { Redis } from 'ioredis'
-import type { Remote } from './counters.js'
+import type { Remote } from './leases.js'
 
 /** A pair's hash outlives its window by this much, so that late give-backs still find it. */
 const GRACE_MS = 10_000

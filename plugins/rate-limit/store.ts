@@ -5,7 +5,8 @@
 // `mcp` budget), else from the key itself (`<budget>:<caller>`, as features/mcp/anonymous.ts
 // builds it). Its own RedisStore built names from the route (`rl:GET/project_metadata.json-…`,
 // and `rl:undefinedundefined-…` for limiters made with createRateLimit, which have no route).
-import type { Counters, Verdict } from './counters.js'
+import type { Counters } from './counters.js'
+import type { Verdict } from './leases.js'
 
 type Callback = (err: Error | null, res: { current: number; ttl: number } | null) => void
 
