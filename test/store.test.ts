@@ -75,6 +75,7 @@ const MIGRATIONS = [
   '007_email_channel',
   '008_erasure_position',
   '009_key_checks',
+  '010_delivery_instances',
 ]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()
