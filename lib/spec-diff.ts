@@ -1,7 +1,10 @@
 // What changed between two versions of the spec, and whether a consumer of the older one breaks.
-// The differ is api-smart-diff (pure TypeScript, OpenAPI 3 rules over JSON Schema 2020-12: the
-// operations, parameters, bodies, responses and their headers); three thin rules of our own sit on
-// top, each named in the change it classifies:
+// The differ is api-smart-diff (pure TypeScript from the npm registry, no install script, OpenAPI 3
+// rules over JSON Schema 2020-12 schemas: operations, parameters, bodies, responses and their
+// headers, content types, statuses). The others were weighed: @pb33f/openapi-changes and oasdiff's
+// npm wrappers download a Go binary at install, Optic's packages are archived, Atlassian's
+// openapi-diff reads no OpenAPI 3.1. Three thin rules of our own sit on top, each named in the
+// change it classifies:
 //   - webhooks: the differ reads `paths` only; an event the studio sends is, for its receiver, a
 //     response, so each webhook is compared as an operation whose 200 response is the event;
 //   - security: the differ calls a scope added to an operation non-breaking; a client whose token
