@@ -30,7 +30,14 @@ t.test('only the entry points read the spec from disk', async (t) => {
   const callers = server.filter((f) => /(?<!function )\bloadSpec\(\)/.test(read(f))).map((f) => relative('.', f))
   t.same(
     callers.sort(),
-    ['app.ts', 'scripts/catalogue.ts', 'scripts/client-schema.ts', 'scripts/clients.ts', 'scripts/contract.ts', 'scripts/webhooks.ts'].sort(),
+    [
+      'app.ts',
+      'scripts/catalogue.ts',
+      'scripts/client-schema.ts',
+      'scripts/clients.ts',
+      'scripts/contract.ts',
+      'scripts/webhooks.ts',
+    ].sort(),
   )
 })
 
