@@ -1321,8 +1321,30 @@ export interface components {
         PrivateCache: "private, max-age=60";
         /** @description `no-store`: the response must not be cached. */
         NoStore: "no-store";
-        /** @description `<…>; rel="next"` while more leads remain (paged requests only). */
+        /**
+         * @description `<…>; rel="next"` while more leads remain (paged requests only); on a deprecated operation
+         *     also `<…/changelog>; rel="deprecation"; type="text/markdown"` (see `DeprecationLink`).
+         */
         Link: string;
+        /**
+         * @description RFC 9745: the operation, or a parameter or field of it, is deprecated (`deprecated: true`
+         *     in this document, with `x-sunset`), in effect since this date, as a Structured Field Date
+         *     (`@` and seconds since the Unix epoch). The served document lists it on the responses of
+         *     deprecated operations; the changelog (`Link: rel="deprecation"`) says what to use instead.
+         * @example @1798761600
+         */
+        Deprecation: string;
+        /**
+         * @description RFC 8594, an HTTP-date: when the deprecated operation, parameter or field stops working (its `x-sunset`).
+         * @example Wed, 30 Jun 2027 00:00:00 GMT
+         */
+        Sunset: string;
+        /**
+         * @description The `Link` of a deprecated operation's response (RFC 9745 §3): the API's changelog, which
+         *     says what is deprecated and what replaces it.
+         * @example <https://api.studio.example/changelog>; rel="deprecation"; type="text/markdown"
+         */
+        DeprecationLink: string;
         /**
          * @description The authentication scheme and, for bearer tokens, the RFC 6750 error and (RFC 9728 §5.1)
          *     `resource_metadata`, the URL of the resource's metadata

@@ -7,6 +7,7 @@ import { catalogueCommand } from './catalogue.js'
 import { command, runProgram } from './cli.js'
 import { clientsCommand } from './clients.js'
 import { clusterCommand } from './cluster.js'
+import { contractCommand } from './contract.js'
 import { emailCommand } from './email.js'
 import { leadsCommand } from './leads.js'
 import { webhooksCommand } from './webhooks.js'
@@ -25,6 +26,7 @@ export function studioProgram() {
     restoreCommand(),
     catalogueCommand(),
     clusterCommand(),
+    contractCommand(),
   ]) {
     program.addCommand(area)
   }

@@ -1,4 +1,5 @@
-// API reference: the spec as served at /openapi.json, and an interactive reference at /docs:
+// API reference: the spec as served at /openapi.json, the changelog at /changelog, and an
+// interactive reference at /docs:
 // Swagger UI (served from the package, no CDN), titled and styled for the studio, with the
 // getting-started guide of the spec's info.description, real examples, and the client-credentials
 // flow working from the page's Authorize dialog, which sits at the top of the page and keeps
@@ -19,6 +20,9 @@ import { type Config, projectRoot } from '../../config.js'
 // Read from the source folder (the compiled server runs from dist/, where tsc copies no CSS).
 const theme = readFileSync(join(projectRoot, 'plugins', 'docs', 'theme.css'), 'utf8')
 
+/** The API's changelog (CHANGELOG.md), served at /changelog: where `Link: rel="deprecation"` points. */
+const changelog = readFileSync(join(projectRoot, 'CHANGELOG.md'), 'utf8')
+
 /** Swagger UI's large files with their .br and .gz copies (scripts/docs-assets.mjs). */
 export const docsStaticDir = join(projectRoot, 'dist', 'docs-static')
 
@@ -36,6 +40,9 @@ export default fp<{ config: Config }>(
     const json = JSON.stringify(served)
     app.get('/openapi.json', async (_request, reply) =>
       reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(json),
+    )
+    app.get('/changelog', async (_request, reply) =>
+      reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog),
     )
     const studio = app.playbook.studio.name
 

@@ -2,14 +2,16 @@
 // handler registry (handlers/index.ts) and what handlers are given in; this plugin never imports
 // a handler. Per-operation settings come from the spec: security requirements (checked before
 // the body is read, by the auth plugin's security gate), `x-rate-limit` (through app.budgets),
-// `x-body-limit`, request content types.
+// `x-body-limit`, request content types, deprecations (`deprecated`, `x-sunset`: ./deprecation.ts).
 import type { FastifyReply, FastifyRequest, RouteOptions, RouteShorthandOptions } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { securityGate } from '../auth/gate.js'
+import { deprecationOf } from '../spec/deprecation.js'
 import type { Operation } from '../spec/document.js'
 import { bodyGuard } from './body-guard.js'
+import { deprecationHeaders, deprecationHook } from './deprecation.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: glue passes each route's own request type
 export type Handler = (request: FastifyRequest<any>, reply: FastifyReply) => Promise<unknown>
@@ -34,6 +36,7 @@ async function routes<D>(app: import('fastify').FastifyInstance, { config, handl
   const ops = app.spec.operations
   const served = app.spec.served(config)
   const servedOps = new Map(Object.values(served.paths).flatMap((item) => Object.values(item).map((op) => [op.operationId, op] as const)))
+  const boundAt = new Date()
   for (const id of ops.keys()) {
     if (!handlers[id]) throw new Error(`The spec's operation ${id} has no handler: add handlers/${id}.ts and list it in handlers/index.ts`)
   }
@@ -63,6 +66,13 @@ async function routes<D>(app: import('fastify').FastifyInstance, { config, handl
       ...(op.requestBody ? [bodyGuard(Object.keys(op.requestBody.content))] : []),
     ]
     if (preParsing.length > 0) options.preParsing = preParsing
+    // A deprecated operation, parameter or field (the spec's `deprecated: true`, `x-sunset`): the
+    // headers on every response of the route, its errors included.
+    const deprecation = deprecationOf(app.spec.document, operationId, op)
+    if (deprecation) {
+      const hook = deprecationHook(deprecationHeaders(deprecation, `${config.publicBaseUrl}/changelog`, boundAt))
+      options.onSend = [...[mod.routeOptions?.onSend ?? []].flat(), hook]
+    }
     // glue adds method, url and schema to these options (no security handlers are given to it:
     // the gate above has checked them already).
     return options as RouteOptions

@@ -1,6 +1,7 @@
 // The OpenAPI document and what the server reads from it: operations by operationId, component
 // schemas with their $refs resolved, the OAuth scopes, the version, and the document as served.
 import type { Config } from '../../config.js'
+import { deprecationOf, type OperationDeprecation } from './deprecation.js'
 
 export interface RateLimitExtension {
   max: number
@@ -126,6 +127,12 @@ export class Spec {
         }
       }
     }
+    for (const item of Object.values(out.paths)) {
+      for (const op of Object.values(item)) {
+        const deprecation = op?.operationId ? deprecationOf(this.document, op.operationId, op) : undefined
+        if (deprecation) describeDeprecation(out, op, deprecation)
+      }
+    }
     for (const [name, schema] of Object.entries(out.components.schemas)) {
       if ((schema as JsonSchema)['x-internal'] === true) delete out.components.schemas[name]
     }
@@ -134,5 +141,38 @@ export class Spec {
     )
     for (const name of Object.keys(out.components.securitySchemes)) if (!listed.has(name)) delete out.components.securitySchemes[name]
     return out
+  }
+}
+
+/**
+ * A deprecated operation as the served document describes it: its description says what is
+ * deprecated and until when, and its responses (those of a route: not what is answered before a
+ * request could be read) declare the deprecation headers the routes plugin sends.
+ */
+function describeDeprecation(doc: OpenApiDocument, op: Operation, deprecation: OperationDeprecation): void {
+  const day = (d: Date) => d.toISOString().slice(0, 10)
+  const items = deprecation.items.map((i) => `${i.what}${i.sunset ? ` (sunset ${day(i.sunset)})` : ''}`).join(', ')
+  op.description = [
+    `**Deprecated:** ${items}. Every response carries \`Deprecation\`${deprecation.sunset ? ', `Sunset`' : ''} and \`Link: <…/changelog>; rel="deprecation"\`; the changelog says what to use instead.`,
+    op.description,
+  ]
+    .filter(Boolean)
+    .join('\n\n')
+  const responses = (op.responses ?? {}) as Record<string, { $ref?: string; headers?: Record<string, unknown> }>
+  for (const [status, written] of Object.entries(responses)) {
+    const ref = written.$ref
+    const response = ref?.startsWith('#/components/responses/')
+      ? (doc.components.responses as Record<string, typeof written>)[ref.slice('#/components/responses/'.length)]
+      : written
+    if (!response?.headers || !('X-RateLimit-Limit' in response.headers)) continue
+    responses[status] = {
+      ...response,
+      headers: {
+        ...response.headers,
+        Deprecation: { $ref: '#/components/headers/Deprecation' },
+        ...(deprecation.sunset && { Sunset: { $ref: '#/components/headers/Sunset' } }),
+        ...(!('Link' in response.headers) && { Link: { $ref: '#/components/headers/DeprecationLink' } }),
+      },
+    }
   }
 }

@@ -5,15 +5,14 @@ import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { type BuildOptions, buildApp } from '../../app.js'
 import { type Config, createConfig, projectRoot } from '../../config.js'
 import { createClient } from '../../plugins/auth/admin.js'
-import { deref, Spec } from '../../plugins/spec/document.js'
+import { Conformance } from '../../plugins/spec/conformance.js'
+import { Spec } from '../../plugins/spec/document.js'
 import { loadSpec } from '../../plugins/spec/load.js'
 import { testdir } from './folders.js'
 
@@ -146,64 +145,13 @@ export async function tokenFor(
   return { token: res.json().access_token, clientId: client.client_id, secret: client.client_secret }
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: true })
-;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
+/** The one checker of responses against the spec (plugins/spec/conformance.ts), as the suites use it. */
+export const conformance = new Conformance(spec)
 
-function validatorFor(key: string, schema: unknown) {
-  let v = compiled.get(key)
-  if (!v) {
-    v = ajv.compile(deref(spec.document, schema) as object)
-    compiled.set(key, v)
-  }
-  return v
-}
+export { type HeaderSpec, RATE_LIMIT_EXEMPT } from '../../plugins/spec/conformance.js'
 
-/** A response header as the spec declares it. */
-export interface HeaderSpec {
-  required?: boolean
-  schema?: { type?: string }
-}
-
-/**
- * The spec's description of a response: the JSON schema of its body, if it has one, and its
- * headers.
- */
-export function responseSpec(
-  method: string,
-  url: string,
-  status: number,
-): { declared: boolean; schema?: unknown; headers?: Record<string, HeaderSpec> } {
-  const path = url.split('?')[0] ?? '/'
-  const op = spec.document.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
-    | { responses: Record<string, unknown> }
-    | undefined
-  if (!op) return { declared: true, schema: status >= 400 ? { $ref: '#/components/schemas/Error' } : undefined }
-  const response = deref(spec.document, op.responses[String(status)]) as
-    | { content?: Record<string, { schema?: unknown }>; headers?: Record<string, HeaderSpec> }
-    | undefined
-  if (!response) return { declared: false }
-  return { declared: true, schema: response.content?.['application/json']?.schema, headers: response.headers ?? {} }
-}
-
-/** What a check generated from the spec tests: every header marked required is sent, and fits its schema. */
-function checkRequiredHeaders(t: Test, where: string, res: LightMyRequestResponse, headers: Record<string, HeaderSpec>): void {
-  for (const [name, header] of Object.entries(headers)) {
-    if (!header.required) continue
-    const raw = res.headers[name.toLowerCase()]
-    const value = raw === undefined ? undefined : String(raw)
-    if (value === undefined) {
-      t.fail(`${where}: the spec marks ${name} required, and it is missing`)
-      continue
-    }
-    const typed = header.schema?.type === 'integer' ? Number(value) : value
-    const validate = validatorFor(`header ${JSON.stringify(header.schema ?? {})}`, header.schema ?? {})
-    t.ok(validate(typed), `${where}: ${name} fits the spec`, { value, errors: validate.errors })
-  }
-}
-
-/** The paths whose responses carry no rate-limit headers, as the spec's description says: the probes. */
-export const RATE_LIMIT_EXEMPT = ['/healthz', '/readyz']
+/** The spec's description of a response: the JSON schema of its body, if it has one, and its headers. */
+export const responseSpec = (method: string, url: string, status: number) => conformance.responseSpec(method, url, status)
 
 /**
  * Injects a request and checks the response against the contract: the status is declared for
@@ -212,34 +160,14 @@ export const RATE_LIMIT_EXEMPT = ['/healthz', '/readyz']
  */
 export async function call(t: Test, app: FastifyInstance, opts: InjectOptions): Promise<LightMyRequestResponse> {
   const res = await app.inject(opts)
-  const method = opts.method ?? 'GET'
-  const url = String(opts.url ?? '/')
-  const where = `${method} ${url} → ${res.statusCode}`
-  const path = url.split('?')[0] ?? ''
-  const isSpecPath = spec.document.paths[path] !== undefined
-  t.equal(res.headers['x-api-version'], spec.version, `${where}: X-API-Version`)
-  if (!RATE_LIMIT_EXEMPT.includes(path)) {
-    t.match(res.headers['x-ratelimit-limit'], /^\d+$/, `${where}: X-RateLimit-Limit`)
-    t.match(res.headers['x-ratelimit-remaining'], /^\d+$/, `${where}: X-RateLimit-Remaining`)
-    t.match(res.headers['x-ratelimit-reset'], /^\d+$/, `${where}: X-RateLimit-Reset`)
-  }
-  if (isSpecPath || res.statusCode >= 400) {
-    const described = responseSpec(method, url, res.statusCode)
-    t.ok(described.declared, `${where}: status declared in the spec`)
-    if (described.headers) checkRequiredHeaders(t, where, res, described.headers)
-    if (described.schema && method !== 'HEAD') {
-      const validate = validatorFor(`${method} ${url.split('?')[0]} ${res.statusCode}`, described.schema)
-      let body: unknown
-      try {
-        body = JSON.parse(res.body)
-      } catch {
-        t.fail(`${where}: body is not JSON: ${res.body.slice(0, 200)}`)
-        return res
-      }
-      const ok = validate(body)
-      t.ok(ok, `${where}: body matches the spec`, { errors: validate.errors, body: res.body.slice(0, 300) })
-    }
-  }
+  const findings = conformance.check({
+    method: opts.method ?? 'GET',
+    url: String(opts.url ?? '/'),
+    status: res.statusCode,
+    headers: res.headers,
+    body: res.body,
+  })
+  for (const f of findings) t.ok(f.ok, f.what, f.detail === undefined ? {} : { detail: f.detail })
   return res
 }
 
