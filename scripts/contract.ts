@@ -15,15 +15,7 @@ import { act, command, runProgram, UsageError } from './cli.js'
 import { CONTRACT_EMAIL, CONTRACT_NAME, ContractRun, type Outcome } from './contract/run.js'
 
 /** What the contract writes and what it needs: its --help says it before anything runs. */
-const ABOUT = `Checks a running deployment against the spec (spec/openapi.yaml, or --spec FILE): every operation
-with its request example, the documented examples of its error responses and its parameters past
-their bounds, each answer checked against the spec (status, headers, body). Prints a line per case,
-then "N passed, M failed, K skipped"; exits 1 when a case failed. Give it a client with every
-scope (the bootstrap client, or: npx studio clients create --name "Contract check" --scopes …).
-What it writes on the deployment: one lead per run, named "${CONTRACT_NAME}" <${CONTRACT_EMAIL}>
-with a note naming the run, stored, emailed to the studio and sent to its webhooks like any lead
-(its id is printed; erase it with: npx studio leads erase --email ${CONTRACT_EMAIL}); a few
-tokens; one failed client authentication (the documented invalid_client). It erases nothing.`
+const ABOUT = `Checks a running deployment against the spec (spec/openapi.yaml, or --spec FILE): every operation with its request example, the documented examples of its error responses and its parameters past their bounds, each answer checked against the spec (status, headers, body). Prints a line per case, then "N passed, M failed, K skipped"; exits 1 when a case failed. Give it a client with every scope (the bootstrap client, or: npx studio clients create --name "Contract check" --scopes …). What it writes on the deployment: one lead per run, named "${CONTRACT_NAME}" <${CONTRACT_EMAIL}> with a note naming the run, stored, emailed to the studio and sent to its webhooks like any lead (its id is printed; erase it with: npx studio leads erase --email ${CONTRACT_EMAIL}); a few tokens; one failed client authentication (the documented invalid_client). It erases nothing.`
 
 interface Values {
   base?: string

@@ -15,10 +15,7 @@ import { projectRoot } from '../config.js'
 import { gate, lastRelease, type SpecChange } from '../lib/spec-diff.js'
 import { act, command, runProgram, UsageError } from './cli.js'
 
-const ABOUT = `Compares the working spec with the last released version and prints every change a consumer
-can see (operations, parameters, bodies, responses and their headers, events, security), each
-marked breaking or not, with where it is (a JSON pointer). Exits 1 when a change is breaking and
-info.version does not raise the major version; 0 otherwise.`
+const ABOUT = `Compares the working spec with the last released version and prints every change a consumer can see (operations, parameters, bodies, responses and their headers, events, security), each marked breaking or not, with where it is (a JSON pointer). Exits 1 when a change is breaking and info.version does not raise the major version; 0 otherwise.`
 
 interface Values {
   spec?: string
