@@ -40,7 +40,7 @@ function parseOptions(argv: string[]) {
       keep: { type: 'string' },
       from: { type: 'string' },
       force: { type: 'boolean' },
-      // The bench compares SQLite's two ways of copying (bench/backup-load.ts).
+      // The bench compares SQLite's two ways of copying (bench/modes/backup.ts).
       method: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
