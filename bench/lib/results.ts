@@ -16,7 +16,8 @@ const EXPERIMENTAL = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args'
 export function resultsFile(options: Options, when: string): string {
   const out = options.args.get('out')
   if (out !== undefined) return resolve(out)
-  const experimental = EXPERIMENTAL.some((a) => options.args.has(a))
+  // Some internals of the ablation (--ablation=name,...) are a partial run too.
+  const experimental = EXPERIMENTAL.some((a) => options.args.has(a)) || (options.args.get('ablation') ?? 'true') !== 'true'
   return experimental
     ? join(resultsDir, 'experiments', `${options.mode}-${when.replace(/[:.]/g, '-')}.json`)
     : join(resultsDir, `${options.mode}.json`)
