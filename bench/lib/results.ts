@@ -1,7 +1,8 @@
 // Where a run's results go, and how they are written.
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { log } from './log.js'
+import { RENDERED } from './page.js'
 import { resultsDir, root } from './paths.js'
 import type { Options } from './types.js'
 
@@ -31,5 +32,13 @@ export function writeResults(options: Options, results: object, when: string): s
   mkdirSync(dirname(file), { recursive: true })
   writeFileSync(file, `${JSON.stringify(results, round, 2)}\n`)
   log(`wrote ${relative(root, file)}`)
+  // A mode's reference results: docs/performance.md (and bench/README.md, the ablation's) show them.
+  if (file === join(resultsDir, `${options.mode}.json`)) {
+    for (const { page, render } of RENDERED) {
+      const path = join(root, ...page)
+      writeFileSync(path, render(readFileSync(path, 'utf8')))
+    }
+    log('rendered docs/performance.md and bench/README.md from bench/results/')
+  }
   return file
 }

@@ -61,8 +61,8 @@ export async function ablationRun(options: Options): Promise<void> {
       log(`ablation: ${relative(root, patchFile(internal.name))} applies`)
     }
     // 2. Bundles, for the builds whose figures run a server from one.
-    const serves = (i: Internal) => i.figures.some((f) => f !== 'npmStart' && options.only.has(f))
-    for (const copy of [control, ...internals.filter(serves).map((i) => copies.get(i.name) as Copy)]) {
+    const serves = internals.filter((i) => i.figures.some((f) => f !== 'npmStart' && options.only.has(f)))
+    for (const copy of serves.length ? [control, ...serves.map((i) => copies.get(i.name) as Copy)] : []) {
       log(`ablation: bundling the ${copy.name} copy`)
       bundleCopy(copy)
     }
