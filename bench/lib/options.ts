@@ -56,7 +56,12 @@ export function parseOptions(argv: readonly string[]): Options {
   // wrk takes whole seconds.
   const duration = num('duration', mode === 'backup' ? 8 : 6)
   const parts = PARTS[mode]
-  const only = new Set((args.get('only') ?? parts.join(',')).split(',').map((s) => s.trim()))
+  const only = new Set(
+    (args.get('only') ?? parts.join(','))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   for (const p of only) if (!parts.includes(p)) refuse(`--only: unknown part ${p} (parts: ${parts.join(', ')})`)
   // --server=<file>: benchmark another build of the server (an experiment); default the bundle that
   // `npm start` runs, dist/server.bundle.js (scripts/bundle.mjs).

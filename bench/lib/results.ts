@@ -7,7 +7,7 @@ import { resultsDir, root } from './paths.js'
 import type { Options } from './types.js'
 
 /** The options that make a run partial or experimental: its results never replace the mode's file. */
-const EXPERIMENTAL = ['only', 'server', 'cpu-prof', 'child-env', 'api-node-args', 'pg-flush-delay-us']
+const EXPERIMENTAL = ['only', 'leads', 'server', 'cpu-prof', 'child-env', 'api-node-args', 'pg-flush-delay-us']
 
 /**
  * --out, else the mode's file, bench/results/<mode>.json, which docs/performance.md is rendered
