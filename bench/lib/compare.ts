@@ -55,9 +55,11 @@ export const generatorWarnings = (ops: Record<string, OpResult>): number =>
 /**
  * A warm-up run per server, then `options.rounds` rounds of (subject, baselines...), each a
  * measured wrk run. The warm-up must be all 2xx: anything else means the setup (token, body,
- * limits) is wrong, and no measurement would mean anything.
+ * limits) is wrong, and no measurement would mean anything. `rotate`: each round starts one
+ * server further on (round 2: baselines..., subject), so that no server always runs first
+ * (the ablation, where the servers are alike).
  */
-export async function compare(options: Options, op: string, contenders: Contender[]): Promise<OpResult> {
+export async function compare(options: Options, op: string, contenders: Contender[], { rotate = false } = {}): Promise<OpResult> {
   const { warmup, rounds, duration, connections } = options
   log(`${op}: warm-up ${warmup} s each: ${contenders.map((c) => c.name).join(', ')}`)
   for (const c of contenders) {
@@ -70,7 +72,10 @@ export async function compare(options: Options, op: string, contenders: Contende
   }
   const figures = contenders.map(() => [] as Figures[])
   for (let i = 1; i <= rounds; i++) {
-    for (const [k, c] of contenders.entries()) {
+    const shift = rotate ? (i - 1) % contenders.length : 0
+    const order = contenders.map((_, j) => (j + shift) % contenders.length)
+    for (const k of order) {
+      const c = contenders[k] as Contender
       const before = await c.counters?.()
       const f = await runWrk(c.server, c.load, duration, connections, c.watch)
       const after = await c.counters?.()

@@ -30,6 +30,9 @@ function record(samples: Samples, figure: Figure, build: string, metric: string,
   byMetric[metric] = [...(byMetric[metric] ?? []), value]
 }
 
+/** The builds in the order of round `round` (from 1): each round starts one build further on. */
+const inTurn = <T>(builds: T[], round: number): T[] => builds.map((_, j) => builds[(j + round - 1) % builds.length] as T)
+
 /** An operation's rounds as samples: req/s, server CPU per request, p99. */
 function fromOp(samples: Samples, figure: Figure, op: OpResult): void {
   for (const [build, summary] of Object.entries(op.servers)) {
@@ -95,7 +98,7 @@ export async function sqliteFigures(
       const contenders: Contender[] = apis
         .filter((a) => names.has(a.copy.name))
         .map((a) => ({ name: a.copy.name, server: a.server, load: loads[figure](a.bearer) }))
-      const op = await compare(options, figure, contenders)
+      const op = await compare(options, figure, contenders, { rotate: true })
       ops[figure] = op
       fromOp(samples, figure, op)
     }
@@ -138,6 +141,7 @@ export async function postgresFigure(
         server: a.server,
         load: { script: 'submit-lead', path: '/scripts/enquiry_backend.php', authorization: a.bearer },
       })),
+      { rotate: true },
     )
     ops.submitLeadPostgres = op
     fromOp(samples, 'submitLeadPostgres', op)
@@ -150,15 +154,15 @@ export async function postgresFigure(
 
 /**
  * Start-up and idle RSS, each round: every build started in turn on a fresh data folder (spawn to
- * first answered request, the others idle meanwhile), then their idle RSS read side by side
- * (2 s after start-up, and once V8 has settled: up to 60 s).
+ * first answered request, the others idle meanwhile; each round begins with another build), then
+ * their idle RSS read side by side (2 s after start-up, and once V8 has settled: up to 60 s).
  */
 export async function startupFigure(options: Options, tmp: string, control: Copy, stock: Copy[], samples: Samples): Promise<void> {
   if (!options.only.has('startup') || stock.length === 0) return
   for (let round = 1; round <= options.rounds; round++) {
     const started: { copy: Copy; server: Server }[] = []
     try {
-      for (const copy of [control, ...stock]) {
+      for (const copy of inTurn([control, ...stock], round)) {
         const port = await freePort()
         const dataDir = join(tmp, `startup-${round}-${copy.name}`)
         const server = await startApi(options, `startup-${copy.name}`, dataDir, port, join(benchDir, `api-ablation-${copy.name}.log`), {
@@ -186,7 +190,7 @@ export async function startupFigure(options: Options, tmp: string, control: Copy
 export async function npmStartFigure(options: Options, tmp: string, control: Copy, stock: Copy[], samples: Samples): Promise<void> {
   if (!options.only.has('npmStart') || stock.length === 0) return
   for (let round = 1; round <= options.rounds; round++) {
-    for (const copy of [control, ...stock]) {
+    for (const copy of inTurn([control, ...stock], round)) {
       const logFile = join(benchDir, `npm-start-ablation-${copy.name}.log`)
       const { firstMs, secondMs } = await firstAndSecondStart(copy, join(tmp, `npm-start-${round}-${copy.name}`), logFile)
       record(samples, 'npmStart', copy.name, 'firstStartMs', firstMs)
