@@ -12,7 +12,7 @@ import { listenMetrics, type MetricsListener } from './plugins/metrics/listener.
 
 export interface StartOptions {
   /**
-   * Benchmark only (bench/no-fsync-server.ts prices durability with it): SQLite commits without
+   * Benchmark only (bench/baselines/no-fsync-server.ts prices durability with it): SQLite commits without
    * fsync. No configuration variable reaches it, so a deployed server cannot be started this way.
    */
   unsafeNoFsync?: boolean

@@ -160,7 +160,7 @@ export function backupCommand(): Command {
     )
       .option('--to <dir>', 'where the snapshot folder goes: outside DATA_DIR')
       .option('--keep <n>', 'then remove the oldest snapshots in DIR beyond the newest N')
-      // The bench compares SQLite's two ways of copying (bench/backup-load.ts).
+      // The bench compares SQLite's two ways of copying (bench/modes/backup.ts).
       .option('--method <method>', 'how SQLite is copied: vacuum (default) or backup-api')
       .action(act((values: Values) => backup(values)))
   )

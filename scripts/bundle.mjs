@@ -34,8 +34,8 @@ const EXTERNAL = ['better-sqlite3', VALIDATOR, '@fastify/swagger', '@fastify/swa
  */
 export const ENTRIES = {
   'server.bundle': { source: 'server.ts', app: true, start: true },
-  // The bench's fsync-off server (bench/run.ts runs it beside server.bundle.js).
-  'no-fsync-server.bundle': { source: 'bench/no-fsync-server.ts', app: true },
+  // The bench's fsync-off server (its default run runs it beside server.bundle.js).
+  'no-fsync-server.bundle': { source: 'bench/baselines/no-fsync-server.ts', app: true },
   // The SQLite writer's worker thread, next to the bundles that start it (sqlite-thread-dialect.ts).
   'sqlite-thread': { source: 'plugins/store/sqlite-thread.ts', app: false, start: true },
   // The scheduled backups' worker thread, likewise (features/backup/index.ts).

@@ -1,5 +1,5 @@
--- Shared by the bench's wrk scripts (bench/run.ts runs wrk with LUA_PATH=bench/wrk/?.lua).
--- done() prints one line, "BENCH_WRK_JSON {...}", that run.ts parses:
+-- Shared by the bench's wrk scripts (bench/lib/wrk.ts runs wrk with LUA_PATH=bench/wrk/?.lua).
+-- done() prints one line, "BENCH_WRK_JSON {...}", that bench/lib/wrk.ts parses:
 --   requests     completed responses (any status)
 --   durationUs   the measured window
 --   bytes        bytes received

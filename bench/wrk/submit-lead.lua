@@ -1,6 +1,6 @@
 -- POST of a new, unique lead on every request: request() builds the JSON body from this
 -- invocation's tag, the thread id and a per-thread counter, so no two leads of a bench run are
--- alike (the tag must differ between invocations: run.ts gives each wrk run its own).
+-- alike (the tag must differ between invocations: bench/lib/wrk.ts gives each wrk run its own).
 --   BENCH_AUTHORIZATION  Authorization header value (unset: no header, e.g. the naive baseline)
 --   BENCH_LEAD_TAG       letters, digits and dashes naming this invocation
 --   BENCH_CONSENT        set: each lead carries "consent":true (an anonymous submission must)

@@ -8,7 +8,7 @@
 //   - SQLite's online backup API (better-sqlite3's `backup()`), in one step: the pages as they
 //     are. In several steps, every commit of the server's writer (another connection) would
 //     restart it, and a busy server would never let it finish.
-// README "Backups" has what each costs a lead flood (bench/backup-load.ts measures it).
+// README "Backups" has what each costs a lead flood (bench/modes/backup.ts measures it).
 //
 // Crash-safe: written into a hidden `.<name>.partial` folder, checked (`PRAGMA integrity_check`
 // on the copy, not the source), every file and the folder fsynced, and only then renamed to its

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
+import { responseStarted } from '../connections/responses.js'
 import type { Headers } from '../headers/index.js'
 import { AppError } from './codes.js'
 import { oauthFields } from './oauth.js'
@@ -111,15 +112,10 @@ export function writeRawError(socket: Duplex, error: AppError, apiHeaders: Heade
   socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\n${head}\r\n${body}`, () => socket.destroy())
 }
 
-interface InFlight {
-  /** Node's response of the request being read on this socket, if any (set by node:http). */
-  _httpMessage?: { headersSent?: boolean } | null
-}
-
 /**
  * Fastify's `clientErrorHandler`. As Node does by default, nothing is written once a response
- * has started on the socket (it would corrupt it), nor to a socket already gone; one info line,
- * never the request's bytes.
+ * has started on the socket (it would corrupt it; the responses are the ones plugins/connections
+ * tracks), nor to a socket already gone; one info line, never the request's bytes.
  */
 export function clientErrorHandler(apiHeaders: Headers, requestTimeoutSeconds: number) {
   return function onClientError(this: { log: FastifyBaseLogger }, err: Error & ParserError, socket: Duplex): void {
@@ -127,7 +123,7 @@ export function clientErrorHandler(apiHeaders: Headers, requestTimeoutSeconds: n
     const error = parserRefusal(err, requestTimeoutSeconds)
     const reqId = randomUUID()
     this.log.info({ reqId, status: error.statusCode, reason: err.code }, 'request refused before it could be read')
-    if (socket.writable && !(socket as unknown as InFlight)._httpMessage?.headersSent) writeRawError(socket, error, apiHeaders, reqId)
+    if (socket.writable && !responseStarted(socket)) writeRawError(socket, error, apiHeaders, reqId)
     else socket.destroy()
   }
 }

@@ -1,8 +1,8 @@
 // Baseline for getProjects: a bare node:http server answering GET /project_metadata.json with
-// the same catalogue bytes the API serves (BODY_FILE, written by bench/run.ts from the API's own
-// response). No auth, no logging, no framework: the ceiling for serving those bytes with Node.
+// the same catalogue bytes the API serves (BODY_FILE, written by the default run from the API's
+// own response). No auth, no logging, no framework: the ceiling for serving those bytes with Node.
 //
-//   PORT=4001 BODY_FILE=/tmp/catalogue.json node --import tsx bench/baseline-http.ts
+//   PORT=4001 BODY_FILE=/tmp/catalogue.json node --import tsx bench/baselines/http.ts
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 

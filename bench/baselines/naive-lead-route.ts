@@ -1,4 +1,4 @@
-// The naive lead endpoints' one route (bench/baseline-leads.ts on SQLite, baseline-leads-pg.ts on
+// The naive lead endpoints' one route (bench/baselines/leads.ts on SQLite, leads-pg.ts on
 // PostgreSQL): a minimal Fastify app with its own JSON schema for {name, email, phone}; `store`
 // commits one lead in its own transaction; 200 with a receipt once it has.
 import { randomUUID } from 'node:crypto'

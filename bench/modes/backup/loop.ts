@@ -1,8 +1,8 @@
 // Backups back to back until SIGTERM, the way `npm run backup` takes one (its own process, its
-// own connection), for bench/backup-load.ts: one JSON line per finished backup on stdout.
-//   node dist/bench/backup-loop.js DATA_DIR INTO vacuum|backup-api
-import { yieldCpu } from '../features/backup/files.js'
-import { writeSnapshot } from '../features/backup/snapshot.js'
+// own connection), for the backup mode (index.ts): one JSON line per finished backup on stdout.
+//   node dist/bench/modes/backup/loop.js DATA_DIR INTO vacuum|backup-api
+import { yieldCpu } from '../../../features/backup/files.js'
+import { writeSnapshot } from '../../../features/backup/snapshot.js'
 
 const [dataDir, into, method] = process.argv.slice(2)
 if (!dataDir || !into || (method !== 'vacuum' && method !== 'backup-api')) {

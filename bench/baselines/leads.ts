@@ -2,7 +2,7 @@
 // written to SQLite (WAL, synchronous=FULL) in its own transaction, so every lead costs one fsync;
 // 200 with a receipt once committed.
 //
-//   PORT=4002 DB_FILE=/tmp/naive.db node --import tsx bench/baseline-leads.ts
+//   PORT=4002 DB_FILE=/tmp/naive.db node --import tsx bench/baselines/leads.ts
 import SQLite from 'better-sqlite3'
 import { type NaiveLead, naiveLeadApp } from './naive-lead-route.js'
 

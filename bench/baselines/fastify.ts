@@ -9,11 +9,11 @@
 //   - a response schema, so Fastify serializes the parsed catalogue with fast-json-stringify on
 //     every request;
 //   - pino at info to a file, Fastify's defaults (its request logging: two lines per request).
-// It serves the catalogue the API serves (CATALOGUE_FILE, written by bench/run.ts from the API's
+// It serves the catalogue the API serves (CATALOGUE_FILE, written by the default run from the API's
 // own 200 body) and verifies with the key the API publishes (JWKS_FILE, its /.well-known/jwks.json).
 //
 //   PORT=4003 CATALOGUE_FILE=/tmp/catalogue.json JWKS_FILE=/tmp/jwks.json ISSUER=http://localhost:3000 \
-//     LOG_FILE=/tmp/baseline-fastify.log node --import tsx bench/baseline-fastify.ts
+//     LOG_FILE=/tmp/baseline-fastify.log node --import tsx bench/baselines/fastify.ts
 import { createPublicKey, type JsonWebKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import fastifyJwt from '@fastify/jwt'
@@ -23,7 +23,7 @@ import Fastify from 'fastify'
 function need(name: string): string {
   const v = process.env[name]
   if (!v) {
-    process.stderr.write(`baseline-fastify: set ${name} (see the top of bench/baseline-fastify.ts)\n`)
+    process.stderr.write(`baseline-fastify: set ${name} (see the top of bench/baselines/fastify.ts)\n`)
     process.exit(2)
   }
   return v

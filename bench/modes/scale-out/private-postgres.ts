@@ -11,7 +11,9 @@ import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, rmSync } from '
 import * as os from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import type { Bench } from './run.js'
+import { log } from '../../lib/log.js'
+import { benchDir } from '../../lib/paths.js'
+import { freePort, sleep } from '../../lib/processes.js'
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -21,7 +23,7 @@ export interface PrivatePostgres {
 
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
 
-export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<PrivatePostgres> {
+export async function privatePostgres(flushDelayUs: number): Promise<PrivatePostgres> {
   let bindir: string
   try {
     bindir = run('pg_config', ['--bindir'])
@@ -34,12 +36,12 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
     try {
       rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
     } catch (err) {
-      b.log(`could not remove the bench's PostgreSQL folder ${dir}: ${(err as Error).message}`)
+      log(`could not remove the bench's PostgreSQL folder ${dir}: ${(err as Error).message}`)
     }
   }
   const shim = join(dir, 'fsync-delay.so')
   try {
-    run('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(b.benchDir, 'fsync-delay.c'), '-ldl'])
+    run('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(benchDir, 'fsync-delay.c'), '-ldl'])
   } catch (err) {
     remove()
     throw new Error(`--pg-flush-delay-us: could not build bench/fsync-delay.c with gcc: ${(err as Error).message}`)
@@ -62,10 +64,10 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
     remove()
     throw new Error(`--pg-flush-delay-us: initdb failed: ${(err as Error).message}`)
   }
-  const port = await b.freePort()
+  const port = await freePort()
   const [cmd, args] = as(join(bindir, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'])
   // Its log outlives the folder: bench/postgres-private.log (why it did not start, say).
-  const logFile = join(b.benchDir, 'postgres-private.log')
+  const logFile = join(benchDir, 'postgres-private.log')
   const logFd = openSync(logFile, 'w')
   const server: ChildProcess = spawn(cmd, args, {
     env: { ...process.env, LD_PRELOAD: shim, FSYNC_DELAY_US: String(flushDelayUs) },
@@ -110,9 +112,9 @@ export async function privatePostgres(b: Bench, flushDelayUs: number): Promise<P
           `--pg-flush-delay-us: the bench's PostgreSQL did not start (its log: bench/postgres-private.log): ${(err as Error).message}`,
         )
       }
-      await b.sleep(200)
+      await sleep(200)
     }
   }
-  b.log(`PostgreSQL of the bench on ${port} (${bindir}), every WAL flush ${flushDelayUs} µs slower (bench/fsync-delay.c)`)
+  log(`PostgreSQL of the bench on ${port} (${bindir}), every WAL flush ${flushDelayUs} µs slower (bench/fsync-delay.c)`)
   return { url, stop }
 }

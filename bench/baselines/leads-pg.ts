@@ -1,10 +1,10 @@
-// Baseline for submitLead on PostgreSQL: the naive durable way, baseline-leads.ts's twin (the
+// Baseline for submitLead on PostgreSQL: the naive durable way, leads.ts's twin (the
 // route: naive-lead-route.ts). Each lead is one INSERT in its own transaction (autocommit: PostgreSQL flushes its WAL before the COMMIT
 // returns), through a pool of as many connections as the API's DB_POOL_MAX default, so that
 // concurrent commits can share WAL flushes, which is PostgreSQL's own group commit; 200 with a
 // receipt once committed.
 //
-//   PORT=4003 DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench node --import tsx bench/baseline-leads-pg.ts
+//   PORT=4003 DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench node --import tsx bench/baselines/leads-pg.ts
 import pg from 'pg'
 import { naiveLeadApp } from './naive-lead-route.js'
 
