@@ -8,7 +8,7 @@
 import fp from 'fastify-plugin'
 import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter, textKinds } from './intake.js'
 import { type LeadLogEntry, logEntry } from './log-entry.js'
-import { type LeadFields, type LeadListener, type LeadRecord, LeadsRepository, type NewLead, type StoredBatch } from './repository.js'
+import { type LeadFields, type LeadListener, LeadsRepository, type StoredBatch } from './repository.js'
 import { LeadWriter } from './writer.js'
 
 export interface Leads {

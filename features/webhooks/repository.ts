@@ -3,10 +3,9 @@
 // delivery row: pending until a 2xx, retried on its own schedule, dead after the last attempt.
 // One instance at a time delivers to an endpoint: the one holding its lease. An endpoint is of a
 // kind (signed HTTP, or the built-in email channel): the rows are the same, only the attempt differs.
-import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Dialect } from '../../plugins/store/migrations.js'
-import type { Store } from '../../plugins/store/open.js'
-import type { Database, EndpointKind, WebhookEndpointsTable } from '../../plugins/store/schema.js'
+import type { Database, WebhookEndpointsTable } from '../../plugins/store/schema.js'
 import { LEAD_RECEIVED, type NewEvent } from './events.js'
 import { subscribed } from './outbox.js'
 import { type DeadLetter, deadLetters, type EndpointStatus, endpointStatus } from './reports.js'
