@@ -22,9 +22,9 @@ export function operationTargets(ops: Record<string, OpResult>, fsyncShimUs: num
     out.push(
       {
         name: 'getProjects req/s ÷ hand-wired Fastify',
-        target: '>= 1.5x',
+        target: '>= 2x',
         value: `${x(vsFastify)} (${fmt(api?.rps ?? Number.NaN)} vs ${fmt(fastify?.rps ?? Number.NaN)} req/s)`,
-        pass: vsFastify >= 1.5 && clean(api) && clean(fastify),
+        pass: vsFastify >= 2 && clean(api) && clean(fastify),
       },
       {
         name: 'getProjects req/s ÷ bare node:http',
