@@ -16,7 +16,7 @@ import { commandLine, runCli, UsageError } from './cli.js'
 import { NEW_DATABASE_USAGE, openServerStore, serverPepper } from './data.js'
 
 const usage = `usage: npm run leads -- <command>
-  export --email ADDRESS            everything held about the address (case-insensitive), as JSON: its leads,
+  export --email ADDRESS            everything held about the address (ASCII letters in either case), as JSON: its leads,
                                     how and when each arrived, consent, where each was sent; erasures of it
   erase --email ADDRESS             erase its leads and every copy (outbox, deliveries, dead letters,
                                     idempotency records), send lead.erased; prints erased: N

@@ -13,7 +13,7 @@
 // where nodemailer can only quote an ASCII name and readers decode words inside quotes anyway.
 import { encodeWord } from 'nodemailer/lib/mime-funcs'
 import type { components } from '../../generated/openapi.js'
-import { compileStrict } from '../../lib/ajv.js'
+import { isEmailAddress } from '../../lib/email-address.js'
 import { escapeHtml } from '../../lib/html.js'
 import { cleanLine, cleanText } from '../../lib/text.js'
 
@@ -38,9 +38,6 @@ export const oneLine = (value: string): string => cleanLine(value)
 
 /** Free text keeps its line breaks (as \n), nothing else invisible. */
 const lines = (value: string): string[] => cleanText(value).split('\n')
-
-/** An address as the spec stores one (LeadFields.email: ASCII, no space, no angle bracket): safe between `<` and `>`. */
-const isAddress = compileStrict({ type: 'string', format: 'email', maxLength: 254 })
 
 /**
  * A `mailto:` URL of an address, percent-encoded (RFC 6068): a `?`, `&` or `%` the address holds
@@ -126,7 +123,8 @@ export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
     subject: name ? `New enquiry from ${name}` : 'New enquiry',
     text,
     html,
-    ...(isAddress(address) && { replyTo: { name: name.includes('=?') ? '' : name, address } }),
+    // An address as the spec stores one (ASCII, no space, no angle bracket) is safe between `<` and `>`.
+    ...(isEmailAddress(address) && { replyTo: { name: name.includes('=?') ? '' : name, address } }),
     messageId: `<${entry.id}@${domainOf(publicHost)}>`,
     date: new Date(entry.received_at),
   }
