@@ -2,13 +2,11 @@
 // text, default, meaning); the typed Config, the validation at start-up, createConfig's defaults
 // for tests and the README's configuration table (`npm run docs:config`) all come from it.
 // The environment is read once, by loadConfig; tests build a Config with createConfig({...}).
-import { createRequire } from 'node:module'
-import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseDuration } from '@lukeed/ms'
-import type * as IpAddr from 'ipaddr.js'
+import { parseAddress, proxyRange } from './lib/address.js'
 import { compileText, type ValidateFunction } from './lib/ajv.js'
 
 /** The project root (this file sits at the root, or at dist/ once compiled). */
@@ -135,18 +133,15 @@ const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
 function trustEntryProblem(entry: string): string | undefined {
   if (PROXY_RANGE_NAMES.has(entry)) return undefined
   const [address = '', prefix, extra] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || extra !== undefined || address.includes('%')) return `"${entry}", which is not an IP address or a CIDR range`
+  const parsed = parseAddress(address)
+  if (!parsed || parsed.zone !== undefined || extra !== undefined) return `"${entry}", which is not an IP address or a CIDR range`
   if (prefix === undefined) return undefined
   const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
-  const max = family === 4 ? 32 : 128
+  const max = parsed.address.kind() === 'ipv4' ? 32 : 128
   if (!(bits <= max)) return `"${entry}", whose prefix length is not 1 to ${max}`
   if (bits === 0) return `"${entry}", which covers every address (any client could write its own)`
   return undefined
 }
-
-// ipaddr.js (what proxy-addr parses trust lists with) is CommonJS with `export =`.
-const ipaddr = createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr
 
 /**
  * The address family whose every address a trust list spans, as proxy-addr matches clients against
@@ -159,21 +154,8 @@ function familyCovered(entries: string[]): 'IPv4' | 'IPv6' | undefined {
   for (const entry of entries) {
     if (PROXY_RANGE_NAMES.has(entry)) continue
     const [address = '', prefix] = entry.split('/')
-    const ip = ipaddr.parse(address)
-    let bits = prefix === undefined ? (ip.kind() === 'ipv4' ? 32 : 128) : Number(prefix)
-    let bytes = ip.toByteArray()
-    let family: 'IPv4' | 'IPv6' = ip.kind() === 'ipv4' ? 'IPv4' : 'IPv6'
-    if (ip.kind() === 'ipv6' && (ip as IpAddr.IPv6).isIPv4MappedAddress()) {
-      if (bits < 96) continue
-      family = 'IPv4'
-      bits -= 96
-      bytes = bytes.slice(12)
-    }
-    const width = BigInt(bytes.length * 8)
-    const value = bytes.reduce((n, byte) => (n << 8n) | BigInt(byte), 0n)
-    const size = 1n << (width - BigInt(bits))
-    const start = value - (value % size)
-    spans[family].push([start, start + size])
+    const range = proxyRange(address, prefix === undefined ? undefined : Number(prefix))
+    if (range) spans[range.family].push([range.start, range.end])
   }
   for (const family of ['IPv4', 'IPv6'] as const) {
     const end = 1n << (family === 'IPv4' ? 32n : 128n)

@@ -92,7 +92,7 @@ export function leadsCommand(): Command {
     'export',
     'everything held about the address, as JSON: its leads, how and when each arrived, consent, where each was sent; erasures of it',
   )
-    .option('--email <address>', 'the address (case-insensitive)')
+    .option('--email <address>', 'the address (ASCII letters in either case; a look-alike is refused)')
     .action(act((values: Values, cmd: Command) => runOn('export', values, cmd)))
   subcommand(
     leads,

@@ -1,12 +1,11 @@
 // The catalogue's public pages as HTML: the index of published projects, a page per project (with
 // the other projects of its styles and a way to enquire), and the 404 page. Plain templates; every
 // value from the catalogue is escaped.
+import { escapeHtml } from '../../lib/html.js'
 import type { Project } from './file.js'
 import { matchKey } from './names.js'
 import { placeOf } from './places.js'
 
-export const escapeHtml = (s: string): string =>
-  s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;')
 const e = escapeHtml
 
 /** How a visitor enquires: the website form (anonymous leads on), or the studio's contact text. */

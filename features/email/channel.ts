@@ -5,7 +5,7 @@ import type { NodemailerError, SendMailOptions } from 'nodemailer'
 import { type Attempted, type Channel, held, Interrupted } from '../webhooks/channel.js'
 import { LEAD_RECEIVED, type LeadReceivedEvent, TEST_EVENT } from '../webhooks/events.js'
 import { type DueDelivery, type Endpoint, recipientsOf } from '../webhooks/repository.js'
-import { type LeadMessage, leadMessage, testMessage } from './message.js'
+import { headerText, type LeadMessage, leadMessage, testMessage } from './message.js'
 import { failedOutcome, type Mailer, sentOutcome } from './transport.js'
 
 export interface EmailChannelOptions {
@@ -22,13 +22,20 @@ export function messageOf(delivery: DueDelivery, publicHost: string): LeadMessag
   return undefined
 }
 
-/** What nodemailer is given: the message, from and to, and a header that keeps auto-replies away. */
-export const envelope = (message: LeadMessage, from: string, to: string[]): SendMailOptions => ({
-  ...message,
-  from,
-  to,
-  headers: { 'Auto-Submitted': 'auto-generated' },
-})
+/**
+ * What nodemailer is given: the message, from and to, and a header that keeps auto-replies away.
+ * The Subject goes as encoded-words written here (headerText), prepared: nodemailer would pass an
+ * ASCII subject through as it is, encoded-words a prospect typed included.
+ */
+export function envelope(message: LeadMessage, from: string, to: string[]): SendMailOptions {
+  const { subject, ...rest } = message
+  return {
+    ...rest,
+    from,
+    to,
+    headers: { 'Auto-Submitted': 'auto-generated', Subject: { prepared: true, foldLines: true, value: headerText(subject) } },
+  }
+}
 
 export function emailChannel(options: EmailChannelOptions): Channel {
   return {

@@ -3,10 +3,19 @@
 // name, with no change here. Subject and Reply-To carry the prospect's name and address; the
 // Message-ID is built from the lead id, so a resent email is recognisably the same message.
 //
-// Untrusted text stays text: control and bidi characters never reach a header or a one-line
-// field (nodemailer then encodes the headers), every value is escaped in the HTML part, and a
-// note's lines are indented in the plain-text part so none can pass for a field of ours.
+// Untrusted text stays text: it is cleaned by lib/text.ts's table again (control, format and
+// other invisible characters removed, line breaks of every spelling a space in a one-line
+// field), escaped in the HTML part (lib/html.ts), and a note's lines are indented in the
+// plain-text part so none can pass for a field of ours. In headers, nothing the prospect typed is
+// ever read as an RFC 2047 encoded-word: the Subject is written as encoded-words of its own
+// (headerText), so a literal `=?utf-8?B?…?=` in a name arrives as those characters, never
+// decoded into a bidi override or a `Bcc:` line; and a name holding `=?` stays out of Reply-To,
+// where nodemailer can only quote an ASCII name and readers decode words inside quotes anyway.
+import { encodeWord } from 'nodemailer/lib/mime-funcs'
 import type { components } from '../../generated/openapi.js'
+import { isEmailAddress } from '../../lib/email-address.js'
+import { escapeHtml } from '../../lib/html.js'
+import { cleanLine, cleanText } from '../../lib/text.js'
 
 type LeadEntry = components['schemas']['LeadLogEntry'] & Record<string, unknown>
 
@@ -24,22 +33,27 @@ export interface LeadMessage {
 const FIRST: Record<string, string> = { name: 'Name', email: 'Email', phone: 'Phone', note: 'Note', source: 'Source' }
 const LAST: Record<string, string> = { received_at: 'Received', id: 'Lead id', client_id: 'API client' }
 
-/** In a line: control characters (line breaks included), Unicode line/paragraph separators, bidi controls. In text: the same but \n and \t. */
-const UNSAFE_IN_A_LINE = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu
-const UNSAFE_IN_TEXT = /[^\P{Cc}\n\t]|[\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
-
-/** One line of text: what could break it (or reorder it on screen) becomes a space. */
-export const oneLine = (value: string): string => value.replace(UNSAFE_IN_A_LINE, ' ').replace(/ {2,}/g, ' ').trim()
+/** One line of text: cleaned by the text table, every line break and run of spaces one space. */
+export const oneLine = (value: string): string => cleanLine(value)
 
 /** Free text keeps its line breaks (as \n), nothing else invisible. */
-const lines = (value: string): string[] =>
-  value
-    .replace(/\r\n?|[\u2028\u2029]/g, '\n')
-    .replace(UNSAFE_IN_TEXT, ' ')
-    .split('\n')
+const lines = (value: string): string[] => cleanText(value).split('\n')
 
-const escapeHtml = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
+/**
+ * A `mailto:` URL of an address, percent-encoded (RFC 6068): a `?`, `&` or `%` the address holds
+ * (the spec's email format allows them before the `@`) stays part of the address, never a
+ * `?cc=` or `&bcc=` of the link.
+ */
+const mailto = (address: string): string => {
+  const at = address.lastIndexOf('@')
+  return `mailto:${encodeURIComponent(address.slice(0, at))}@${encodeURIComponent(address.slice(at + 1))}`
+}
+
+/**
+ * Header text as RFC 2047 encoded-words (UTF-8, Q), whatever it holds: a reader decodes each
+ * word once, so text that looks like an encoded-word inside it is shown as typed.
+ */
+export const headerText = (text: string): string => encodeWord(text, 'Q', 52)
 
 const humanize = (key: string): string => {
   const words = key.replace(/[_-]+/g, ' ').trim()
@@ -70,7 +84,9 @@ const domainOf = (publicHost: string): string => publicHost.replace(/:\d+$/, '')
 
 /** The email of a `lead.received` event's lead. */
 export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
-  const name = oneLine(entry.name)
+  // A lead stored before every name was checked once cleaned may have none.
+  const name = oneLine(String(entry.name ?? ''))
+  const address = oneLine(String(entry.email ?? ''))
   const rows = fields(entry)
   const text = [
     `New enquiry from ${name}.`,
@@ -84,7 +100,7 @@ export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
     '',
   ].join('\n')
   const cell = (key: string, value: string) => {
-    if (key === 'email') return `<a href="mailto:${escapeHtml(oneLine(value))}">${escapeHtml(oneLine(value))}</a>`
+    if (key === 'email') return `<a href="${escapeHtml(mailto(oneLine(value)))}">${escapeHtml(oneLine(value))}</a>`
     if (key === 'note') return lines(value).map(escapeHtml).join('<br>')
     return escapeHtml(oneLine(value))
   }
@@ -104,10 +120,11 @@ export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
     '',
   ].join('\n')
   return {
-    subject: `New enquiry from ${name}`,
+    subject: name ? `New enquiry from ${name}` : 'New enquiry',
     text,
     html,
-    replyTo: { name, address: oneLine(entry.email) },
+    // An address as the spec stores one (ASCII, no space, no angle bracket) is safe between `<` and `>`.
+    ...(isEmailAddress(address) && { replyTo: { name: name.includes('=?') ? '' : name, address } }),
     messageId: `<${entry.id}@${domainOf(publicHost)}>`,
     date: new Date(entry.received_at),
   }

@@ -6,7 +6,7 @@
 // every stored lead (lead delivery) register a listener with `app.leads.onStore`, which runs in
 // the leads' own transaction: this feature never names them.
 import fp from 'fastify-plugin'
-import { idempotencyCutoff, LeadIntake, type LeadReceipt, type Submitter, textKinds } from './intake.js'
+import { idempotencyCutoff, LeadIntake, type LeadReceipt, leadRules, type Submitter } from './intake.js'
 import { type LeadLogEntry, logEntry } from './log-entry.js'
 import { type LeadFields, type LeadListener, LeadsRepository, type StoredBatch } from './repository.js'
 import { LeadWriter } from './writer.js'
@@ -50,7 +50,7 @@ export default fp(
       }
     }
     const writer = new LeadWriter(repository, idempotencyCutoff, afterCommit)
-    const intake = new LeadIntake(repository, writer, undefined, textKinds(app.spec.schema('LeadFields')))
+    const intake = new LeadIntake(repository, writer, undefined, leadRules(app.spec.schema('LeadFields')))
 
     // Idempotency keys live 24 h; expired ones are swept hourly (and are ignored until then).
     const sweep = setInterval(() => {

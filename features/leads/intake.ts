@@ -3,9 +3,13 @@
 // It never names a field: whatever the spec's LeadFields hold is normalised, hashed and stored.
 import { createHash } from 'node:crypto'
 import type { components } from '../../generated/openapi.js'
+import { compileStrict, type ErrorObject, type ValidateFunction } from '../../lib/ajv.js'
+import { cleanLine, cleanText } from '../../lib/text.js'
 import { AppError } from '../../plugins/errors/codes.js'
+import type { JsonSchema } from '../../plugins/spec/document.js'
 import { uuidv7 } from '../../plugins/store/ids.js'
 import type { LeadSource } from '../../plugins/store/schema.js'
+import { validationError } from '../../plugins/validation/messages.js'
 import type { LeadFields, LeadsRepository, NewLead } from './repository.js'
 import type { LeadWriter } from './writer.js'
 
@@ -29,28 +33,14 @@ export interface Submitter {
 
 /**
  * How a text field of the spec's LeadFields is normalised (its `x-text`): `line` (the default)
- * keeps it on one line, `text` keeps its line breaks and tabs.
+ * keeps it on one line, `text` keeps its line breaks and tabs. What either removes is lib/text.ts's
+ * table, the one the email and the MCP texts use.
  */
 export type TextKind = 'line' | 'text'
 
-/**
- * Removed from every text field: control characters other than whitespace (C0, DEL, C1), and
- * invisible formatting characters that change how text reads without being seen: the
- * bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
- * U+202A–U+202E, U+2066–U+2069), the zero-width space U+200B, the word joiner U+2060 and the BOM
- * U+FEFF. The zero-width joiners U+200C and U+200D stay: Persian and Indic names and emoji need them.
- */
-const INVISIBLE = /(?![\t\n\v\f\r])\p{Cc}|[\u061C\u200B\u200E\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/gu
-/** Line breaks of every kind, as one `\n` in a `text` field. */
-const LINE_BREAK = /\r\n?|[\u2028\u2029]/gu
-/** Whitespace a `text` field does not keep: vertical tab and form feed. */
-const ODD_SPACE = /[\v\f]/gu
-
-/** One field's text as stored (see LeadFields in the spec). */
+/** One field's text as stored (see LeadFields in the spec and lib/text.ts). */
 export function normaliseText(value: string, kind: TextKind = 'line'): string {
-  const visible = value.replace(INVISIBLE, '')
-  if (kind === 'line') return visible.replace(/\s+/gu, ' ').trim()
-  return visible.replace(LINE_BREAK, '\n').replace(ODD_SPACE, ' ').trim()
+  return kind === 'line' ? cleanLine(value) : cleanText(value)
 }
 
 /** Each LeadFields property's `x-text` (properties without one are `line`). */
@@ -66,13 +56,51 @@ export function textKinds(leadFields: { properties?: Record<string, unknown> }):
 }
 
 /**
- * The lead as stored: every text field normalised by its kind (surrounding spaces, control and
- * invisible characters are never meaningful), and a field left blank not stored at all (only
- * optional fields can be: the schema refuses a blank required one).
+ * What intake holds a lead to: how each field is cleaned (`x-text`), and the spec's LeadFields
+ * schema itself, checked again on the cleaned lead. The request was valid as sent; what is
+ * stored must be valid too: a name left with no letter once its invisible characters are gone
+ * (`"\u0085"`, `"\u061C"`) is refused, never stored blank, whatever the pattern let through.
  */
-export function normalise(lead: LeadFields, kinds: Record<string, TextKind> = {}): LeadFields {
-  const fields = Object.entries(lead).map(([k, v]) => [k, typeof v === 'string' ? normaliseText(v, kinds[k]) : v] as const)
-  return Object.fromEntries(fields.filter(([, v]) => v !== '')) as LeadFields
+export interface LeadRules {
+  kinds: Record<string, TextKind>
+  /** The spec's LeadFields, compiled; undefined: not checked again (tests of the writer alone). */
+  validate?: ValidateFunction
+}
+
+export function leadRules(leadFields: JsonSchema): LeadRules {
+  return { kinds: textKinds(leadFields as { properties?: Record<string, unknown> }), validate: compileStrict(leadFields) }
+}
+
+/** Every text field normalised by its kind; nothing dropped yet (the check sees a blank field as blank). */
+function cleaned(lead: LeadFields, kinds: Record<string, TextKind>): LeadFields {
+  return Object.fromEntries(Object.entries(lead).map(([k, v]) => [k, typeof v === 'string' ? normaliseText(v, kinds[k]) : v])) as LeadFields
+}
+
+/** An optional field left blank is not stored at all (a required one never gets here: LeadFields refuses it). */
+const withoutBlanks = (lead: LeadFields): LeadFields => Object.fromEntries(Object.entries(lead).filter(([, v]) => v !== '')) as LeadFields
+
+/**
+ * The lead as stored: every text field normalised by its kind (surrounding spaces, control and
+ * invisible characters are never meaningful), and an optional field left blank not stored at
+ * all. Throws invalid_request, naming the field, when the cleaned lead is not valid LeadFields.
+ */
+export function normalise(lead: LeadFields, rules: LeadRules = { kinds: {} }): LeadFields {
+  const clean = cleaned(lead, rules.kinds)
+  if (rules.validate && !rules.validate(clean)) throw refusedOnceCleaned(lead, clean, rules.validate.errors ?? [])
+  return withoutBlanks(clean)
+}
+
+function refusedOnceCleaned(sent: LeadFields, clean: LeadFields, errors: ErrorObject[]): AppError {
+  const refusal = validationError(errors, 'body')
+  const field = errors[0]?.instancePath.split('/')[1]
+  if (field === undefined) return refusal
+  const before = (sent as Record<string, unknown>)[field]
+  const after = (clean as Record<string, unknown>)[field]
+  const what =
+    after === '' && before !== ''
+      ? 'is empty once control and invisible characters are removed'
+      : 'is invalid once control and invisible characters are removed and its spaces collapsed'
+  return new AppError('invalid_request', `The field \`${field}\` ${what}.`, refusal.hint)
 }
 
 /** The idempotency hash of a normalised lead: every field, in a key order that does not depend on the sender's. */
@@ -89,8 +117,8 @@ export class LeadIntake {
     private readonly leads: LeadsRepository,
     private readonly writer: LeadWriter,
     private readonly now: () => Date = () => new Date(),
-    /** How each field's text is normalised (the spec's `x-text`, textKinds). */
-    private readonly kinds: Record<string, TextKind> = {},
+    /** How each field's text is normalised and checked once cleaned (the spec's LeadFields, leadRules). */
+    private readonly rules: LeadRules = { kinds: {} },
   ) {}
 
   cutoff(): string {
@@ -99,7 +127,7 @@ export class LeadIntake {
 
   /** Stores a lead already validated against the spec's Lead schema; resolves after the commit. */
   async submit(input: LeadFields, by: Submitter, idempotencyKey?: string): Promise<LeadReceipt> {
-    const lead = normalise(input, this.kinds)
+    const lead = normalise(input, this.rules)
     if (idempotencyKey === undefined) return this.store(lead, by)
 
     const hash = leadHash(lead)

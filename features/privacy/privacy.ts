@@ -3,6 +3,7 @@
 // files), and retention (leads and sent payloads kept no longer than configured). Used by the
 // operator CLI (scripts/leads.ts) and by the server's hourly retention check (index.ts).
 
+import { emailAddressProblem } from '../../lib/email-address.js'
 import type { Store } from '../../plugins/store/open.js'
 import { type LeadLogEntry, logEntry } from '../leads/log-entry.js'
 import type { ErasureReason } from '../webhooks/events.js'
@@ -43,6 +44,27 @@ export interface RetentionResult {
   scrubbed: number
 }
 
+/** An access or erasure request for something no lead can have as its address. */
+export class NotAnAddress extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NotAnAddress'
+  }
+}
+
+/**
+ * The address of an access or erasure request, spaces around it dropped, held to what the spec
+ * stores (ASCII: lib/email-address.ts), as a submitted address is before intake stores it. A
+ * look-alike (the Kelvin sign for a K) or an invisible character in it is refused, saying which
+ * character, never matched to another address.
+ */
+export function requestedAddress(email: string): string {
+  const address = email.trim()
+  const problem = emailAddressProblem(address)
+  if (problem) throw new NotAnAddress(problem)
+  return address
+}
+
 /** The cut-off of a retention period: leads received strictly before it are past the period. */
 export const cutoffOf = (now: Date, days: number): string => new Date(now.getTime() - days * DAY_MS).toISOString()
 
@@ -60,7 +82,8 @@ export class Privacy {
     this.webhooks = new WebhooksRepository(store.db, store.dialect)
   }
 
-  async exportEmail(email: string): Promise<AccessReport> {
+  async exportEmail(requested: string): Promise<AccessReport> {
+    const email = requestedAddress(requested)
     const leads = await this.repo.leadsByEmail(email)
     const deliveries = await leadDeliveries(
       this.store.db,
@@ -88,9 +111,9 @@ export class Privacy {
     return erased
   }
 
-  /** Erases every lead of the address (matched case-insensitively), at the person's request. */
-  async eraseEmail(email: string): Promise<string[]> {
-    const leads = await this.repo.leadsByEmail(email)
+  /** Erases every lead of the address (ASCII letters in either case), at the person's request. */
+  async eraseEmail(requested: string): Promise<string[]> {
+    const leads = await this.repo.leadsByEmail(requestedAddress(requested))
     return this.eraseIds(
       leads.map((l) => l.id),
       'request',

@@ -2,6 +2,7 @@
 // erasure of a batch of leads with every copy in one transaction, and the record of each erasure.
 import { createHmac } from 'node:crypto'
 import { type Kysely, type Selectable, sql } from 'kysely'
+import { canonicalEmail } from '../../lib/email-address.js'
 import type { Dialect } from '../../plugins/store/migrations.js'
 import type { Store } from '../../plugins/store/open.js'
 import type { Database, LeadErasuresTable } from '../../plugins/store/schema.js'
@@ -11,9 +12,6 @@ import { type ErasureReason, leadErased } from '../webhooks/events.js'
 import { deleteLeadEvents, writeEvents } from '../webhooks/outbox.js'
 
 export type Erasure = Pick<Selectable<LeadErasuresTable>, 'lead_id' | 'erased_at' | 'reason'>
-
-/** An address as it is compared: trimmed, lowercased (emails are ASCII: the spec's `format: email`). */
-export const canonicalEmail = (email: string): string => email.trim().toLowerCase()
 
 /**
  * The erasure record's pseudonym of an address: HMAC-SHA256 under the server's key (the pepper of
@@ -39,11 +37,18 @@ export class PrivacyRepository {
     this.dialect = store.dialect
   }
 
+  /**
+   * A lead's address as it is compared (canonicalEmail): its ASCII letters lower-cased. SQLite's
+   * lower() folds ASCII only; PostgreSQL's follows the collation (a Turkish one lower-cases I to
+   * dotless ı), so it is given "C", which folds ASCII only too.
+   */
   private emailOf() {
-    return this.dialect === 'postgres' ? sql<string>`lower(fields::json ->> 'email')` : sql<string>`lower(json_extract(fields, '$.email'))`
+    return this.dialect === 'postgres'
+      ? sql<string>`lower((fields::json ->> 'email') collate "C")`
+      : sql<string>`lower(json_extract(fields, '$.email'))`
   }
 
-  /** The leads of an address (matched case-insensitively), oldest first. */
+  /** The leads of an address (matched with ASCII letters in either case: lib/email-address.ts), oldest first. */
   async leadsByEmail(email: string): Promise<LeadRecord[]> {
     const rows = await this.db.selectFrom('leads').selectAll().where(this.emailOf(), '=', canonicalEmail(email)).orderBy('seq').execute()
     return rows.map(toRecord)

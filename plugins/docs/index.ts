@@ -16,6 +16,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { type Config, projectRoot } from '../../config.js'
+import { escapeHtml } from '../../lib/html.js'
 
 // Read from the source folder (the compiled server runs from dist/, where tsc copies no CSS).
 const theme = readFileSync(join(projectRoot, 'plugins', 'docs', 'theme.css'), 'utf8')
@@ -28,7 +29,7 @@ export const docsStaticDir = join(projectRoot, 'dist', 'docs-static')
 
 /** The studio's name as the top bar's logo (SVG text: no image to ship). */
 function logo(studio: string): Buffer {
-  const e = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;')
+  const e = escapeHtml
   return Buffer.from(
     `<svg xmlns="http://www.w3.org/2000/svg" width="360" height="34" viewBox="0 0 360 34"><text x="0" y="24" fill="#f3ede4" font-family="system-ui, sans-serif" font-size="20" letter-spacing="2">${e(studio.toUpperCase())}</text><text x="${16 + studio.length * 15}" y="24" fill="#c9b9a6" font-family="system-ui, sans-serif" font-size="15">API reference</text></svg>`,
   )

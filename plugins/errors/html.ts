@@ -3,13 +3,12 @@
 // do). Self-contained: its style inline, no script, its own CSP.
 import { negotiate } from '@fastify/accept-negotiator'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { escapeHtml } from '../../lib/html.js'
+import { visible } from '../../lib/text.js'
 
 /** Does the client ask for a page (a browser) rather than data? JSON wins a tie (`*` / `*`). */
 export const wantsHtml = (request: FastifyRequest): boolean =>
   negotiate(request.headers.accept ?? '', ['application/json', 'text/html']) === 'text/html'
-
-const escapeHtml = (s: string): string =>
-  s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;')
 
 /** Only inline style: no script, no framing, no form. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -25,7 +24,8 @@ const STYLE =
 
 /** The 404 page: the path (escaped, shortened), and the ways in. */
 export function notFoundPage(title: string, path: string): string {
-  const shown = path.length > 200 ? `${path.slice(0, 197)}...` : path
+  // Shortened, and nothing in it hidden or reordering the page (lib/text.ts: shown as \uXXXX).
+  const shown = visible(path.length > 200 ? `${path.slice(0, 197)}...` : path)
   return `<!doctype html>
 <html lang="en">
 <head>

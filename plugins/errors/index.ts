@@ -1,12 +1,14 @@
 // One error handler for every route: every failure becomes the spec's Error body.
 // Unknown paths answer 404, known paths with the wrong method 405 with `Allow`; a 404 is a page
 // for a browser (html.ts), the Error body for everything else. What the server writes before
-// there is a request (parser refusals, timeouts, CONNECT) is in raw.ts.
+// there is a request (parser refusals, timeouts, CONNECT) is in raw.ts; framing a proxy may read
+// otherwise (two Hosts, Transfer-Encoding other than chunked alone) is refused first (framing.ts).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Headers } from '../headers/index.js'
 import { isStorageUnavailable, StorageLost, storageUnavailable } from '../store/unavailable.js'
 import { AppError, type ErrorCode, UnreadableBody } from './codes.js'
+import { framingProblem } from './framing.js'
 import { sendNotFoundPage, wantsHtml } from './html.js'
 import { jsonRpcFields } from './jsonrpc.js'
 import { oauthFields } from './oauth.js'
@@ -165,7 +167,7 @@ export default fp<{ apiHeaders: Headers }>(
       const raw = request.raw
       if (!servedVersion(raw.httpVersionMajor, raw.httpVersionMinor)) done(versionNotSupported())
       else if (request.headers.host === undefined && raw.httpVersion === '1.1') done(noHost())
-      else done()
+      else done(framingProblem(raw))
     })
 
     // An Expect other than 100-continue: Node would answer 417 with an empty body. RFC 9110

@@ -8,6 +8,9 @@
 // A \u escape of a lone surrogate (\ud800 with no pair) is valid JSON syntax but no character
 // (RFC 8259 §8.2): stored, it would come back out in GET /leads.json, whose strict readers
 // (serde_json, for one) then refuse the whole log. It is refused here too, naming the field.
+// A body nested deeper than any operation reads (MAX_DEPTH) is refused before anything walks
+// it: the walk here is a loop, not a recursion, and what reads the value after (Ajv, the MCP
+// SDK, JSON.stringify when a value is echoed) never meets a depth that exhausts the stack.
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import sjson from 'secure-json-parse'
@@ -35,31 +38,57 @@ export function parseJsonBody(text: string): unknown {
       'check the body for a syntax error, such as a missing quote or a trailing comma',
     )
   }
-  // Only an escape can write a surrogate (UTF-8 has none: utf8Body): look further only if one is there.
-  if (SURROGATE_ESCAPE.test(text)) {
-    const where = notUnicode(value, '')
-    if (where !== undefined) {
-      throw new UnreadableBody(
-        `The request body has a string that is not Unicode text: ${where === '' ? 'the body' : `\`${where}\``} holds a lone surrogate (a \\u escape from D800 to DFFF without its pair).`,
-        'write a character beyond U+FFFF as a surrogate pair (\\ud83c\\udfdb for 🏛) or as its UTF-8 bytes; a lone surrogate is no character',
-      )
-    }
+  const problem = walk(value, SURROGATE_ESCAPE.test(text))
+  if (problem?.kind === 'depth') {
+    throw new UnreadableBody(
+      `The request body nests arrays and objects more than ${MAX_DEPTH} levels deep.`,
+      `send the JSON the operation documents: none of its values nests more than a few levels`,
+    )
+  }
+  if (problem?.kind === 'surrogate') {
+    const where = problem.path
+    throw new UnreadableBody(
+      `The request body has a string that is not Unicode text: ${where === '' ? 'the body' : `\`${where}\``} holds a lone surrogate (a \\u escape from D800 to DFFF without its pair).`,
+      'write a character beyond U+FFFF as a surrogate pair (\\ud83c\\udfdb for 🏛) or as its UTF-8 bytes; a lone surrogate is no character',
+    )
   }
   return value
 }
 
-/** A \u escape of a surrogate (a lone one or one of a pair: notUnicode tells them apart). */
+/** A \u escape of a surrogate (a lone one or one of a pair: the walk tells them apart). */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
 
-/** The path of the first string (or key) in `value` that is not well-formed UTF-16, if any. */
-function notUnicode(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.isWellFormed() ? undefined : path
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, item] of Object.entries(value)) {
-    const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`
-    if (!key.isWellFormed()) return at
-    const found = notUnicode(item, at)
-    if (found !== undefined) return found
+/**
+ * How deep a body may nest: serde_json's default recursion limit, far beyond any body an
+ * operation or an MCP message has (a few levels), far below what a recursion would exhaust.
+ */
+export const MAX_DEPTH = 128
+
+type Problem = { kind: 'depth' } | { kind: 'surrogate'; path: string }
+
+/**
+ * The first problem of a parsed body, depth first: nesting deeper than MAX_DEPTH, or (when
+ * `surrogates`) the path of the first string or key that is not well-formed UTF-16. A loop over
+ * a stack of its own: no depth of input can exhaust the call stack.
+ */
+function walk(body: unknown, surrogates: boolean): Problem | undefined {
+  const stack: [value: unknown, path: string, depth: number][] = [[body, '', 0]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [value, path, depth] = next
+    if (typeof value === 'string') {
+      if (surrogates && !value.isWellFormed()) return { kind: 'surrogate', path }
+      continue
+    }
+    if (typeof value !== 'object' || value === null) continue
+    if (depth >= MAX_DEPTH) return { kind: 'depth' }
+    const entries = Object.entries(value)
+    // Pushed last first, so the first key is looked at first (the path named is the first in the body).
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i] as [string, unknown]
+      const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`
+      if (surrogates && !key.isWellFormed()) return { kind: 'surrogate', path: at }
+      stack.push([item, at, depth + 1])
+    }
   }
   return undefined
 }

@@ -14,6 +14,9 @@ const partLabel: Record<string, string> = {
   arguments: 'argument',
 }
 
+/** The parts of a request that arrive as text (their values are coerced: lib/ajv.ts compileText). */
+const TEXT_PARTS = new Set(['querystring', 'headers', 'params'])
+
 const partWhere: Record<string, string> = {
   body: 'The request body',
   querystring: 'The query string',
@@ -90,10 +93,16 @@ export function validationError(errors: ErrorObject[], part = 'body'): AppError 
           hintOf(parent) ?? `send a JSON object with ${(e.schema === 'object' && accepted(parent)) || 'the documented fields'}`,
         )
       }
+      const type = String(e.params.type)
+      // A query parameter or header is always text: what is wrong is how the number is written.
+      const rule =
+        TEXT_PARTS.has(part) && typeof e.data === 'string' && (type === 'integer' || type === 'number')
+          ? `${article(type)} written as a finite decimal number, such as ${type === 'integer' ? '10' : '2.5'}`
+          : `${article(type)}, not ${describe(e.data)}`
       return new AppError(
         'invalid_request',
-        `The ${label} \`${path}\` must be ${article(String(e.params.type))}.`,
-        also(`${label} \`${path}\` must be ${article(String(e.params.type))}, not ${describe(e.data)}`, parent),
+        `The ${label} \`${path}\` must be ${article(type)}.`,
+        also(`${label} \`${path}\` must be ${rule}`, parent),
       )
     }
     case 'enum': {
