@@ -487,13 +487,22 @@ export interface components {
          *     accepted, stored and returned without any code change.
          *
          *     Text is normalised when the lead is stored (`x-text` of each field): surrounding
-         *     whitespace is removed; control characters (U+0000–U+001F, U+007F–U+009F) and invisible
-         *     formatting characters (the bidirectional controls U+061C, U+200E, U+200F, U+202A–U+202E,
-         *     U+2066–U+2069, and U+200B, U+2060, U+FEFF) are removed. In a `line` field (`name`,
-         *     `email`, `phone`) every run of whitespace, line breaks included, becomes one space; a
-         *     `text` field (`note`) keeps its line breaks (as `\n`) and tabs. So the log and every copy
-         *     of a lead hold what a person typed, never a hidden line or a reversed string.
-         *     `x-invalid-examples` lists values that are refused.
+         *     whitespace is removed; control characters (U+0000–U+001F, U+007F–U+009F) other than tab
+         *     and line breaks, format characters (Unicode category Cf: the bidirectional controls
+         *     U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, U+200B, U+2060, U+FEFF, the soft
+         *     hyphen, Unicode tags…) and the other default-ignorable code points (Hangul fillers…) are
+         *     removed, but for the zero-width non-joiner and joiner U+200C, U+200D and the variation
+         *     selectors, which names and emoji need. In a `line` field (`name`, `email`, `phone`) every
+         *     run of whitespace, line breaks included, becomes one space; a `text` field (`note`) keeps
+         *     its tabs, and its line breaks (CR LF, CR, LF, VT, FF, NEL, U+2028, U+2029) become `\n`.
+         *     So the log and every copy of a lead hold what a person typed, never a hidden line or a
+         *     reversed string.
+         *
+         *     The normalised lead is checked against this schema again before it is stored: a field
+         *     that is no longer valid once normalised (a name left without a letter, such as one made
+         *     only of format characters beyond U+FFFF, which the `name` pattern cannot tell from
+         *     letters) is refused with 400 naming the field, never stored blank. An optional field
+         *     left blank is not stored. `x-invalid-examples` lists values that are refused.
          * @example {
          *       "name": "Ada Lovelace",
          *       "email": "ada@example.com",
