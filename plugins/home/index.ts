@@ -3,8 +3,8 @@
 // body: the API has no resource there (paths carry no version segment, and the spec lists none).
 import { deflateSync } from 'node:zlib'
 import fp from 'fastify-plugin'
+import { notFound } from '../errors/answer.js'
 import { wantsHtml } from '../errors/html.js'
-import { notFound } from '../errors/index.js'
 
 /** Where a browser lands: the reference, with the getting-started guide at its top. */
 export const HOME = '/docs'
