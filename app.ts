@@ -45,7 +45,7 @@ import home from './plugins/home/index.js'
 import metrics from './plugins/metrics/index.js'
 import { budgetNames, checkRateLimitNames } from './plugins/rate-limit/budgets.js'
 import rateLimit from './plugins/rate-limit/index.js'
-import requestLog, { lazyChildLogger } from './plugins/request-log/index.js'
+import requestLog from './plugins/request-log/index.js'
 import routes from './plugins/routes/index.js'
 import spec, { Spec } from './plugins/spec/index.js'
 import { loadSpec } from './plugins/spec/load.js'
@@ -73,8 +73,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: options.logger ?? false,
     // Fastify's own per-request lines are off: request-log writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
-    // With logging off Fastify's logger is a no-op whose child is itself: nothing to make lazily.
-    ...(options.logger ? { childLoggerFactory: lazyChildLogger } : {}),
     requestIdHeader: false,
     // A caller's X-Request-Id is kept when it is sane, so traces join up across services.
     genReqId: (req) => {

@@ -1,3 +1,7 @@
+// Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=incremental-start`):
+// a second `npm start` 1.9 s against 45.6 s for `npm run build` then the bundle; a first one
+// (no dist/) 11.5 s against 40.7 s.
+//
 // `npm start`: checks the configuration first, builds only what is stale, the parts side by side
 // and from the sources (esbuild reads TypeScript and checks no types: `npm run typecheck` does),
 // then runs the server in this process, and ends it when the process that started it ends.

@@ -12,28 +12,29 @@
 // HTTP header, untouched here. HSTS is sent only when PUBLIC_BASE_URL is https; whatever
 // terminates TLS should send it in any case (README "Security").
 //
-// helmet turns each policy into its headers once, at start-up: @fastify/helmet would rebuild
-// helmet's middleware on every request, measured at +25-30 µs of CPU per getProjects request (a
-// third of it) on this project's machine. Each route is given its kind's headers when it is
-// added; one callback hook sets them.
+// @fastify/helmet sets them on every request: the API's options for every route, a page's, the
+// docs' or an image's for the routes of that kind (given when the route is added). What Node and
+// Fastify answer before any hook runs gets the API's headers, run through helmet once (`api`).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 
 export type Headers = Readonly<Record<string, string>>
 
-/** Each kind's headers, X-API-Version included, and the kind of a route by its URL. */
-export interface HeaderPolicy {
-  /** The API's (JSON answers, errors): also what is written before a request could be read (plugins/errors/raw.ts). */
-  api: Headers
-  of(url: string): Headers
-}
+/** helmet's options as @fastify/helmet takes them (its types read helmet's CommonJS declarations). */
+export type KindOptions = FastifyHelmetOptions
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The security headers of this route's kind of response (set when the route is added). */
-    securityHeaders?: Headers
-  }
+/** helmet's options for each kind of response, and the API's headers for the answers written before any hook. */
+export interface HeaderPolicy {
+  /** The API's headers, X-API-Version included: what is written before a request could be read (plugins/errors/raw.ts). */
+  api: Headers
+  /** The API's helmet options (every route's, unless its kind has its own). */
+  apiOptions: KindOptions
+  /** The helmet options of a route's kind by its URL; undefined: the API's. */
+  optionsOf(url: string): KindOptions | undefined
+  /** The contract's version, for X-API-Version. */
+  version: string
 }
 
 /** The headers helmet sets for `options`: its middleware run once against a recorder. */
@@ -52,10 +53,9 @@ export function headersOf(options: Readonly<HelmetOptions>): Headers {
 }
 
 /**
- * Each kind's headers, and the kind of a route by its URL: helmet is run once per kind, here.
- * app.ts calls it once and hands the result to this plugin and to the answers Fastify and Node
- * write before any hook runs (parser refusals, CONNECT, malformed URLs), so that every response
- * carries the same headers.
+ * Each kind's helmet options, and the API's headers for the answers Fastify and Node write before
+ * any hook runs (parser refusals, CONNECT, malformed URLs): app.ts calls it once and hands the
+ * result to this plugin and to those.
  */
 export function securityHeaders(publicBaseUrl: string, version: string): HeaderPolicy {
   const origin = new URL(publicBaseUrl).origin
@@ -72,52 +72,58 @@ export function securityHeaders(publicBaseUrl: string, version: string): HeaderP
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   } as const
-  // Every response says which version of the contract answered it: written into each kind's
-  // headers here, so one call sets them all.
-  const withVersion = (headers: Headers): Headers => Object.freeze({ ...headers, 'x-api-version': version })
-  const api = withVersion(headersOf(apiOptions))
-  const image = withVersion(headersOf({ ...apiOptions, crossOriginResourcePolicy: { policy: 'cross-origin' } }))
-  const page = withVersion(headersOf({ ...common, contentSecurityPolicy: false }))
-  const docs = withVersion(
-    headersOf({
-      ...common,
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          'default-src': ["'self'"],
-          'script-src': ["'self'"],
-          // Swagger UI sets style attributes from its scripts.
-          'style-src': ["'self'", "'unsafe-inline'"],
-          'img-src': ["'self'", 'data:'],
-          'font-src': ["'self'", 'data:'],
-          'connect-src': ["'self'", origin],
-          'object-src': ["'none'"],
-          'base-uri': ["'self'"],
-          'form-action': ["'self'"],
-          'frame-ancestors': ["'none'"],
-        },
+  // A kind's options replace the API's key by key (@fastify/helmet merges them): what the API turns
+  // off, a page turns back on (true is helmet's default).
+  const pageDefaults = {
+    crossOriginOpenerPolicy: true,
+    originAgentCluster: true,
+    xDnsPrefetchControl: true,
+    xDownloadOptions: true,
+    xPermittedCrossDomainPolicies: true,
+    xXssProtection: true,
+  }
+  const image = { ...apiOptions, crossOriginResourcePolicy: { policy: 'cross-origin' } } as const
+  const page = { ...common, ...pageDefaults, contentSecurityPolicy: false } as const
+  const docs = {
+    ...common,
+    ...pageDefaults,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        'default-src': ["'self'"],
+        'script-src': ["'self'"],
+        // Swagger UI sets style attributes from its scripts.
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'img-src': ["'self'", 'data:'],
+        'font-src': ["'self'", 'data:'],
+        'connect-src': ["'self'", origin],
+        'object-src': ["'none'"],
+        'base-uri': ["'self'"],
+        'form-action': ["'self'"],
+        'frame-ancestors': ["'none'"],
       },
-    }),
-  )
-  const of = (url: string): Headers => {
+    },
+  }
+  const optionsOf = (url: string): KindOptions | undefined => {
     if (url === '/docs' || url.startsWith('/docs/')) return docs
     if (url === '/projects' || url.startsWith('/projects/')) return page
     if (url.startsWith('/images/')) return image
-    return api
+    return undefined
   }
-  return { api, of }
+  // Every response says which version of the contract answered it.
+  return { api: Object.freeze({ ...headersOf(apiOptions), 'x-api-version': version }), apiOptions, optionsOf, version }
 }
 
 export default fp<{ policy: HeaderPolicy }>(
   async (app, { policy }) => {
     app.addHook('onRoute', (route) => {
-      route.config = { ...route.config, securityHeaders: policy.of(route.url ?? '') }
+      const options = policy.optionsOf(route.url ?? '')
+      if (options) route.helmet = options
     })
-    // One callback hook for the headers every response carries: its kind's security headers and
-    // the version, then the request's id. Routes added by no onRoute (the 404 handler) get the
-    // API's.
+    await app.register(fastifyHelmet, { ...policy.apiOptions, global: true } as FastifyHelmetOptions)
+    // The version, then the request's id. Routes added by no onRoute (the 404 handler) get the API's.
     app.addHook('onRequest', (request, reply, done) => {
-      reply.headers(request.routeOptions.config?.securityHeaders ?? policy.api).header('x-request-id', request.id)
+      reply.header('x-api-version', policy.version).header('x-request-id', request.id)
       done()
     })
   },

@@ -1,10 +1,8 @@
 // One log line per request, with its id. It holds the path (never the query string), the status,
 // the operation, the client id and the time: never a header, a body, an email, a phone or a token.
-// Written on the app's logger with the id as a field (the request's own child logger is made only
-// when something else logs: lazy-child.ts), the same line a child would write.
+// Written on the app's logger with the id as a field, the same line the request's child logger
+// would write.
 import fp from 'fastify-plugin'
-
-export { lazyChildLogger } from './lazy-child.js'
 
 export default fp(
   async (app) => {

@@ -1,3 +1,7 @@
+// Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=pg-batch`):
+// submitLead on PostgreSQL, 3,036 leads/s against 1,554 with parameterized queries and BEGIN …
+// COMMIT on one client (94 % more), and 29 % less server CPU per lead.
+//
 // A batch: statements that commit together, sent in one round trip. The lead writer stores each
 // group of leads this way, with what other features write about them (the outbox), so a commit
 // costs the event loop one answer to wait for, however many statements it holds: on PostgreSQL

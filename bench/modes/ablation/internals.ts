@@ -29,18 +29,6 @@ export const INTERNALS: readonly Internal[] = [
     figures: ['submitLeadPostgres'],
   },
   {
-    name: 'helmet-once',
-    internal: 'helmet run once per kind of route against a recorder, its headers set by one hook (plugins/headers)',
-    stock: '@fastify/helmet, per request, with the same options per kind of route',
-    figures: ['getProjects', 'issueToken'],
-  },
-  {
-    name: 'lazy-child-logger',
-    internal: 'a request child logger made on first use (plugins/request-log/lazy-child.ts)',
-    stock: "Fastify's own child logger per request",
-    figures: ['getProjects', 'issueToken'],
-  },
-  {
     name: 'id-pool',
     internal: 'a random-byte pool for UUIDv7 ids (plugins/store/ids.ts)',
     stock: "uuid's v7() as is",
