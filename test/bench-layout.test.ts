@@ -1,6 +1,7 @@
 // bench/ is a tool of its own, laid out one way: run.ts is the entry and nothing imports it; the
 // helpers in bench/lib/ import no mode; a mode imports lib/, never another mode; and no files of
 // bench/ import each other in a loop.
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import t from 'tap'
@@ -57,4 +58,21 @@ t.test('no import cycle in bench/', async (t) => {
   for (const f of files) visit(f, [])
   t.same(cycles, [])
   t.ok(files.length > 20 && (graph.get('bench/run.ts')?.length ?? 0) > 0, 'the imports were read')
+})
+
+// The ablation measures each remaining internal against its stock part by applying
+// bench/ablation/<name>.patch to a copy of the sources: a patch the code has moved away from would
+// stop the next ablation run halfway, so each must still apply to the sources as they are.
+t.test("each ablation patch applies to today's sources", async (t) => {
+  const dir = join(projectRoot, 'bench', 'ablation')
+  const patches = readdirSync(dir).filter((f) => f.endsWith('.patch'))
+  t.ok(patches.length > 0, 'bench/ablation/ holds the patches')
+  for (const patch of patches) {
+    const check = spawnSync('git', ['apply', '--check', '--whitespace=nowarn', join(dir, patch)], { cwd: projectRoot, encoding: 'utf8' })
+    t.equal(
+      check.status,
+      0,
+      `${patch} applies (else make it again from a real edit: bench/README.md, "The ablation")${check.stderr ? `: ${check.stderr.trim()}` : ''}`,
+    )
+  }
 })
