@@ -50,7 +50,7 @@ t.test('every operation: 401 and 403 where it needs a token', async (t) => {
   const { token: other } = await tokenFor(app, ['read:leads'])
   for (const op of spec.operations.values()) {
     // Operations that take a bearer token (the token endpoint's own client authentication,
-    // `ClientBasic`, answers RFC 6749 errors: test/token.test.ts).
+    // `ClientBasic`, answers RFC 6749 errors: test/app/token.test.ts).
     if (!op.security?.some((requirement) => 'OAuth2' in requirement)) continue
     const method = op.method.toUpperCase() as 'GET' | 'POST'
     t.equal((await call(t, app, { method, url: op.path })).statusCode, 401, `${op.operationId}: no token`)

@@ -39,7 +39,7 @@ const CITIES = [
   'Barcelona',
   'Dubai',
   'Geneva',
-  // Every city of the catalogue is priced (test/data.test.ts checks the files agree).
+  // Every city of the catalogue is priced (test/app/data.test.ts checks the files agree).
   'Berlin',
   'Deià',
   'Los Angeles',

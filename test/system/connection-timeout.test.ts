@@ -1,5 +1,5 @@
 // CONNECTION_TIMEOUT_SECONDS on a real server process: a client that stops reading a large
-// response, and one that reads it slowly. (A file of its own: test/timeouts.test.ts has the
+// response, and one that reads it slowly. (A file of its own: test/system/timeouts.test.ts has the
 // slow senders.)
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'

@@ -4,7 +4,7 @@
 //     the log once, whole; on SQLite and on PostgreSQL.
 //  2. PostgreSQL stops under load, then restarts: 503 service_unavailable meanwhile, recovery
 //     without a restart of the API, nothing acknowledged lost.
-// (Redis stopping under the API: test/shared-limits.test.ts.)
+// (Redis stopping under the API: test/system/shared-limits.test.ts.)
 import t, { type Test } from 'tap'
 import { leadFor, type Outcome, readLog, type Sent, submitMany } from '../helpers/flood.js'
 import { testdir } from '../helpers/folders.js'

@@ -133,7 +133,7 @@ t.test('a data folder that cannot be made private (a shared, sticky one): a warn
 
 t.test('a private folder gives no warning', async (t) => {
   const log = captureLog()
-  // A configured enquiry contact: the default one is warned about (test/first-run.test.ts).
+  // A configured enquiry contact: the default one is warned about (test/app/first-run.test.ts).
   const config = createConfig({
     dataDir: join(testdir(t, {}), 'var'),
     databaseUrl: undefined,
