@@ -1,6 +1,6 @@
 // Configuration: loadConfig(env) defaults, errors that name the variable, RATE_LIMITS, the
-// derived public base URL; the real server refusing a bad PORT; the bootstrap client.
-import { execFile } from 'node:child_process'
+// derived public base URL; the bootstrap client. (The server process refusing a bad configuration:
+// test/system/config-process.test.ts.)
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import t, { type Test } from 'tap'
@@ -9,20 +9,6 @@ import { ConfigError, createConfig, loadConfig, parseRateLimits, projectRoot, VA
 import { withConfigTable } from '../../scripts/config-table.js'
 import { basic, call, testApp } from '../helpers/app.js'
 import { testdir } from '../helpers/folders.js'
-
-function node(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', ...args],
-      { cwd: projectRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0
-        done({ code, stdout: String(stdout), stderr: String(stderr) })
-      },
-    )
-  })
-}
 
 const refused = (t: Test, env: Record<string, string>, names: RegExp, what: string) => {
   let thrown: unknown
@@ -92,18 +78,6 @@ t.test('values are read and typed', async (t) => {
   t.equal(config.clientStatusTtlSeconds, 5)
   t.equal(config.catalogueRefreshSeconds, 60)
   t.equal(loadConfig({ DATA_DIR: 'data-here' }).dataDir, resolve(projectRoot, 'data-here'), 'a relative DATA_DIR is on the project root')
-})
-
-t.test('loadConfig(env) reads only the env it is given', async (t) => {
-  // A child process with variables set in its real environment: loadConfig({}) ignores them.
-  const script = "import('./config.ts').then((m) => process.stdout.write(JSON.stringify([m.loadConfig({}), m.loadConfig().port])))"
-  const res = await node(['-e', script], { PORT: '4321', LOG_LEVEL: 'debug', RATE_LIMITS: 'getProjects=5' })
-  t.equal(res.code, 0, res.stderr)
-  const [fromEmpty, fromProcess] = JSON.parse(res.stdout) as [{ port: number; logLevel: string; rateLimits: object }, number]
-  t.equal(fromEmpty.port, 3000)
-  t.equal(fromEmpty.logLevel, 'info')
-  t.same(fromEmpty.rateLimits, {})
-  t.equal(fromProcess, 4321, 'loadConfig() with no argument reads process.env')
 })
 
 t.test('bad values: a ConfigError naming the variable', async (t) => {
@@ -177,9 +151,6 @@ t.test('TRUST_PROXY names the load balancers: addresses and CIDR ranges; true, h
       `TRUST_PROXY=${value}: shows the list form`,
     )
   }
-  const started = await node(['server.ts'], { TRUST_PROXY: 'true', PORT: '0', METRICS_PORT: '0', DATA_DIR: testdir(t, {}) })
-  t.equal(started.code, 78, 'the server refuses to start with TRUST_PROXY=true (EX_CONFIG)')
-  t.match(started.stderr, /TRUST_PROXY=true would trust every X-Forwarded-For hop.*e\.g\. TRUST_PROXY=10\.0\.0\.0\/8,192\.168\.1\.5/)
 })
 
 t.test('backups: off by default; BACKUP_DIR on the project root when relative; fractional intervals', async (t) => {
@@ -292,21 +263,6 @@ t.test('PUBLIC_BASE_URL: given, or derived from PUBLIC_HOST and PORT', async (t)
   t.equal(createConfig({ port: 4000 }).publicBaseUrl, 'http://localhost:4000')
 })
 
-t.test('the server process refuses a bad configuration, naming the variable', async (t) => {
-  const dataDir = testdir(t, {})
-  const port = await node(['server.ts'], { PORT: 'abc', DATA_DIR: dataDir })
-  t.not(port.code, 0, 'exits non-zero')
-  t.not(port.code, null, 'exits by itself (not killed by the timeout)')
-  t.match(port.stderr, /\bPORT\b/)
-  t.notMatch(port.stdout, /studio-api ready/)
-  t.notOk(existsSync(join(dataDir, 'studio.db')), 'touches no storage')
-
-  const level = await node(['server.ts'], { LOG_LEVEL: 'loud', PORT: '0', DATA_DIR: dataDir })
-  t.not(level.code, 0)
-  t.not(level.code, null)
-  t.match(level.stderr, /\bLOG_LEVEL\b/)
-})
-
 t.test('bootstrap: a fresh data folder gets a client whose credentials are in an owner-only file', async (t) => {
   const { app, config } = await testApp(t)
   const file = join(config.dataDir, 'bootstrap-client.json')
@@ -400,9 +356,6 @@ t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the ano
     message: /RATE_LIMITS names "getProject", which no rate limit has; the names are: .*getProjects/,
   })
   t.notOk(existsSync(dataDir), 'refused before the data folder was made')
-  const refused = await node(['server.ts'], { RATE_LIMITS: 'submitLeadAnonymus=5', PORT: '0', DATA_DIR: testdir(t, {}) })
-  t.equal(refused.code, 78, 'the server stops with EX_CONFIG')
-  t.match(refused.stderr, /RATE_LIMITS names "submitLeadAnonymus"/)
 
   const { app: open } = await testApp(t, {
     leadsAllowAnonymous: true,
@@ -418,17 +371,4 @@ t.test('RATE_LIMITS: unknown names are refused at start-up, naming them; the ano
   const over = await send()
   t.equal(over.statusCode, 429)
   t.ok(Number(over.headers['retry-after']) > 60, `the 10-minute anonymous window applies (Retry-After ${over.headers['retry-after']})`)
-})
-
-t.test('a port in use: the server says which variable to change', async (t) => {
-  const { createServer } = await import('node:net')
-  const taken = createServer()
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())))
-  const port = (taken.address() as { port: number }).port
-  const res = await node(['server.ts'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: testdir(t, {}), LOG_LEVEL: 'silent' })
-  t.equal(res.code, 1)
-  t.match(res.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`))
-  t.match(res.stderr, /set PORT to a free port/)
-  t.notMatch(res.stderr, /EADDRINUSE|at Server\./, 'no raw error or stack')
 })

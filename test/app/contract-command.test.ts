@@ -1,17 +1,9 @@
-// `npm run contract` (scripts/contract.ts) against a server this test starts: it passes against a
-// fresh one, calling every operation with its documented examples and error cases; it fails against
-// the same server behind a proxy that changes one answer on the wire (a body field dropped, a
-// header removed), and against a spec the real answers do not meet; and it writes only its one
-// marked lead.
-import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { stringify } from 'yaml'
-import { projectRoot } from '../../config.js'
 import { CONTRACT_NAME } from '../../scripts/contract/run.js'
 import { main } from '../../scripts/contract.js'
 import { newClient, spec, tokenFor } from '../helpers/app.js'
@@ -160,22 +152,4 @@ t.test('against a spec the real answers do not meet', async (t) => {
     /^FAIL +submitLead 200 \(request example\)\n +POST \/scripts\/enquiry_backend\.php → 200: body matches the spec.*tracking_url/m,
   )
   t.notMatch(out, /^ok /m, '--quiet prints only failures')
-})
-
-t.test('as a command: --help says what it writes; a missing option is a usage error', async (t) => {
-  const run = promisify(execFile)
-  const help = await run(process.execPath, ['--import', 'tsx', join('scripts', 'studio.ts'), 'contract', '--help'], { cwd: projectRoot })
-  // commander wraps the description to the terminal's width
-  const text = help.stdout.replace(/\s+/g, ' ')
-  t.match(text, /What it writes on the deployment: one lead per run, named "Contract check"/)
-  t.match(text, /It erases nothing/)
-  const missing = await run(
-    process.execPath,
-    ['--import', 'tsx', join('scripts', 'studio.ts'), 'contract', '--base', 'http://127.0.0.1:1'],
-    {
-      cwd: projectRoot,
-    },
-  ).catch((err: { code: number; stderr: string }) => err)
-  t.equal((missing as { code: number }).code, 64)
-  t.match((missing as { stderr: string }).stderr, /--client-id and --client-secret are required/)
 })

@@ -10,7 +10,6 @@ import { leadMessage, oneLine } from '../../features/email/message.js'
 import { createMailer } from '../../features/email/transport.js'
 import { EMAIL_ENDPOINT_ID, mailtoUrl } from '../../features/webhooks/repository.js'
 import { call, leadOf, storageConfig, testApp, tokenFor } from '../helpers/app.js'
-import { run } from '../helpers/cli.js'
 import { testdir } from '../helpers/folders.js'
 import { captureLog } from '../helpers/log.js'
 import { leadIdOf, type Received, smtpServer } from '../helpers/smtp.js'
@@ -289,93 +288,6 @@ t.test('the SMTP server down for 20 s, then back: every email arrives', async (t
   for (const needle of [...leads.flatMap((l) => Object.values(l)), ...TO, smtp.url]) {
     t.notOk(text.includes(needle), `the log never holds ${needle.slice(0, 12)}…`)
   }
-})
-
-t.test('refused for good (5xx): a dead letter at once, which status shows and resend delivers', async (t) => {
-  const smtp = await smtpServer(t)
-  const { app, config } = await testApp(t, { ...emailConfig(smtp.url), webhooksFirstRetryMs: 50 })
-  const { submit } = await submitter(app)
-  smtp.answer = () => ({ code: 550, message: '5.7.1 Message rejected as spam' })
-  const lead = await submit(leadOf(7))
-  const eventId = await eventOfLead(app, lead.id)
-  await until(
-    'dead',
-    async () =>
-      (await emailOf(app, eventId))?.status === 'dead' && (await adminOf(app).repo.findEndpoint(EMAIL_ENDPOINT_ID))?.last_failure != null,
-  )
-  t.match(await emailOf(app, eventId), { status: 'dead', attempts: 1, last_outcome: 'SMTP 550 5.7.1' }, 'no retry of a permanent refusal')
-  t.equal(smtp.attempts, 1)
-
-  const env = { SMTP_URL: smtp.url, LEAD_EMAIL_TO: TO.join(','), PUBLIC_HOST: HOST }
-  const status = await run('email', ['status'], config, env)
-  t.equal(status.code, 0, status.stderr)
-  t.match(
-    status.stdout,
-    new RegExp(
-      `^email\\temail\\tfailing for \\d+s\\t0\\t0\\t1\\t-\\t-\\tSMTP 550 5\\.7\\.1 \\(\\d+s ago\\)\\tmailto:${TO.join(',')}$`,
-      'm',
-    ),
-  )
-  t.match(
-    status.stdout,
-    new RegExp(`^${eventId}\\temail\\tlead\\.received\\t${lead.id}\\t1 attempts\\tSMTP 550 5\\.7\\.1\\t`, 'm'),
-    'the dead letter, with its lead',
-  )
-  const all = await run('webhooks', ['status'], config, env)
-  t.match(all.stdout, /^email\temail\t/m, 'webhooks status shows the email channel beside the endpoints')
-
-  smtp.answer = () => undefined
-  const resent = await run('email', ['resend', lead.id], config, env)
-  t.equal(resent.code, 0, resent.stderr)
-  t.match(resent.stdout, /^queued 1 email /m)
-  await smtp.waitFor((m) => m.length === 1)
-  t.equal(smtp.messages[0]?.parsed.messageId, `<${lead.id}@${HOST}>`, 'the same Message-ID as the refused one')
-  await until('delivered', async () => (await emailOf(app, eventId))?.status === 'delivered')
-
-  // The queued test of the webhooks CLI works on the email channel too, through the worker.
-  const queuedTest = await run('webhooks', ['test', EMAIL_ENDPOINT_ID], config, env)
-  t.equal(queuedTest.code, 0, queuedTest.stderr)
-  t.match(queuedTest.stdout, /^delivered \(SMTP 250\)$/m)
-  t.equal(smtp.messages[1]?.parsed.subject, 'Test message from Studio API')
-  const rotate = await run('webhooks', ['rotate-secret', EMAIL_ENDPOINT_ID], config, env)
-  t.match(rotate.stderr, /the email channel signs nothing/)
-
-  const wrong = await run('email', ['resend', 'no-such-lead'], config, env)
-  t.equal(wrong.code, 1)
-  t.match(wrong.stderr, /no event no-such-lead: give an event's webhook-id \(msg_…/, 'says what it wants')
-  const none = await run('email', ['resend'], config, env)
-  t.equal(none.code, 64)
-  t.match(none.stderr, /give an event id \(msg_…\), a lead id, --since TIME or --dead/)
-})
-
-t.test('npm run email -- test: sends one now and prints what the SMTP server answered', async (t) => {
-  const smtp = await smtpServer(t)
-  const { config } = await testApp(t)
-  const env = { SMTP_URL: smtp.url, LEAD_EMAIL_TO: TO.join(','), PUBLIC_HOST: HOST, LEAD_EMAIL_FROM: 'Atelier <hello@atelier.example>' }
-  const sent = await run('email', ['test'], config, env)
-  t.equal(sent.code, 0, sent.stdout + sent.stderr)
-  t.match(sent.stdout, /^sent: the SMTP server answered 250 OK: message queued$/m)
-  t.equal(smtp.messages.length, 1)
-  t.match(smtp.messages[0]?.parsed, {
-    subject: 'Test message from Studio API',
-    from: { value: [{ address: 'hello@atelier.example', name: 'Atelier' }] },
-  })
-
-  smtp.answer = () => ({ code: 554, message: '5.7.1 Relay access denied' })
-  const refused = await run('email', ['test'], config, env)
-  t.equal(refused.code, 1)
-  t.match(refused.stdout, /^not sent: the SMTP server answered 554 5\.7\.1 Relay access denied$/m, "the server's own words")
-  await smtp.stop()
-  const down = await run('email', ['test'], config, env)
-  t.equal(down.code, 1)
-  t.match(down.stdout, /^not sent: .*ECONNREFUSED/m)
-  t.match(down.stdout, /Check SMTP_URL/)
-  const unset = await run('email', ['test'], config)
-  t.equal(unset.code, 1)
-  t.match(unset.stderr, /SMTP_URL and LEAD_EMAIL_TO are not set/)
-  const half = await run('email', ['test'], config, { SMTP_URL: smtp.url })
-  t.equal(half.code, 1)
-  t.match(half.stderr, /LEAD_EMAIL_TO is required when SMTP_URL is set/)
 })
 
 t.test('a server without SMTP_URL holds the queued emails back, saying why; one with it sends them', async (t) => {

@@ -11,7 +11,6 @@ import { leadOf, tokenFor } from '../helpers/app.js'
 import { testdir } from '../helpers/folders.js'
 import { captureLog, type LogCapture } from '../helpers/log.js'
 import { connect, type Live, live, mcpToken, textOf } from '../helpers/mcp.js'
-import { needsPostgres, throwawayPostgres } from '../helpers/processes.js'
 
 const consultation = (n: number) => ({ ...leadOf(n), consent: true })
 
@@ -79,33 +78,4 @@ t.test('the database file lost under the server: the storage tools answer servic
     'no line per call: the store says once that the file is lost, as for HTTP',
   )
   t.equal(said.filter((line) => /studio\.db was (deleted|replaced)/.test(line.msg)).length, 1, 'the store’s one line about the file')
-})
-
-t.test('PostgreSQL stopped, then started: service_unavailable meanwhile, one line per call, then served', async (t) => {
-  if (!needsPostgres(t)) return
-  const pg = await throwawayPostgres(t)
-  const { l, log } = await liveWithLog(t, { databaseUrl: pg.url })
-  const studio = await connect(t, l.base, await mcpToken(l, ['read:leads', 'write:leads']))
-  const anonymous = await connect(t, l.base, null)
-  t.notOk((await studio.callTool({ name: 'recent_leads', arguments: {} })).isError, 'before: read')
-
-  await pg.stop()
-  await checkUnavailable(t, l, studio, anonymous, 10)
-  checkLog(t, log)
-  const warnings = log.lines().filter((line) => line.msg === 'storage unavailable' && line.tool !== undefined)
-  t.ok(warnings.length >= 3, `each refused call logged in one line (${warnings.length})`)
-  t.ok(
-    warnings.every((line) => line.level === 40),
-    'at warn level, as the HTTP path logs it',
-  )
-
-  await pg.start()
-  const deadline = Date.now() + 30_000
-  let recent = await studio.callTool({ name: 'recent_leads', arguments: {} })
-  while (recent.isError && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200))
-    recent = await studio.callTool({ name: 'recent_leads', arguments: {} })
-  }
-  t.notOk(recent.isError, 'served again once PostgreSQL is back, without a restart')
-  t.notOk((await studio.callTool({ name: 'request_consultation', arguments: consultation(20) })).isError, 'and stored again')
 })

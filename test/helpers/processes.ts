@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
 import { projectRoot } from '../../config.js'
+import { serverBundle } from './bundles.js'
 
 const run = promisify(execFile)
 
@@ -130,7 +131,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 export interface StartOptions {
-  /** Node's arguments: default `server.ts` through tsx. */
+  /** Node's arguments: default the server bundle (dist/server.bundle.js, `npm run build:server`). */
   args?: string[]
   /** Default the project root. */
   cwd?: string
@@ -142,10 +143,10 @@ export interface StartOptions {
   withinMs?: number
 }
 
-/** Starts `server.ts` (or `options.args`) as its own process and waits until /healthz answers. */
+/** Starts the server bundle (or `options.args`) as its own process and waits until /healthz answers. */
 export async function startServer(t: Test, env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const port = Number(env.PORT ?? (await freePort()))
-  const child = spawn(process.execPath, options.args ?? ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, options.args ?? [serverBundle()], {
     cwd: options.cwd ?? projectRoot,
     env: {
       PATH: process.env.PATH ?? '',

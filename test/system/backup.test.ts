@@ -17,6 +17,7 @@ import t, { type Test } from 'tap'
 import { type Config, createConfig, projectRoot } from '../../config.js'
 import { checksum } from '../../features/backup/files.js'
 import { migrationNames } from '../../plugins/store/migrations.js'
+import { cliBundle } from '../helpers/bundles.js'
 import { field, run } from '../helpers/cli.js'
 import { readLog, submitMany } from '../helpers/flood.js'
 import { testdir } from '../helpers/folders.js'
@@ -145,7 +146,7 @@ t.test('a flood of 2,000 leads with a backup in the middle; restored, a server h
 
 /** The backup CLI started, waiting until it says it paused at `stage`. */
 async function pausedBackup(dataDir: string, into: string, stage: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'backup.ts'), 'backup', '--to', into], {
+  const child = spawn(process.execPath, [cliBundle(), 'backup', '--to', into], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, STUDIO_BACKUP_TEST_PAUSE: stage },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import t from 'tap'
 import { projectRoot } from '../../config.js'
+import { cliBundle } from '../helpers/bundles.js'
 import { testdir } from '../helpers/folders.js'
 import {
   freshMachineDatabase,
@@ -95,19 +96,15 @@ t.test('two instances share tokens, leads and one rate-limit budget', async (t) 
   // A rotation made with the CLI (on any machine with the database) ends the old secret's tokens
   // on both instances within the status TTL; the new secret's tokens work on both at once.
   for (const server of [a, b]) t.equal((await fetch(`${server.url}/leads.json?limit=1`, { headers: auth })).status, 200)
-  const rotated = await promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'scripts/clients.ts', 'rotate', secrets.BOOTSTRAP_CLIENT_ID],
-    {
-      cwd: projectRoot,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl as string,
-        SECRET_PEPPER: secrets.SECRET_PEPPER,
-        DATA_DIR: testdir(t, {}),
-      },
+  const rotated = await promisify(execFile)(process.execPath, [cliBundle(), 'clients', 'rotate', secrets.BOOTSTRAP_CLIENT_ID], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: databaseUrl as string,
+      SECRET_PEPPER: secrets.SECRET_PEPPER,
+      DATA_DIR: testdir(t, {}),
     },
-  )
+  })
   const newSecret = /^client_secret: (\S+)$/m.exec(rotated.stdout)?.[1] ?? ''
   const fresh = { authorization: `Bearer ${await tokenFrom(b.url, secrets.BOOTSTRAP_CLIENT_ID, newSecret)}` }
   for (const server of [a, b]) {

@@ -16,6 +16,7 @@ import t, { type Test } from 'tap'
 import { type Config, createConfig, projectRoot } from '../../config.js'
 import { openStore, sqliteFile } from '../../plugins/store/open.js'
 import { backend, leadOf, testApp } from '../helpers/app.js'
+import { cliBundle } from '../helpers/bundles.js'
 import { field, run } from '../helpers/cli.js'
 import { testdir } from '../helpers/folders.js'
 import { sharedSecrets, startServer, tokenFrom } from '../helpers/processes.js'
@@ -144,7 +145,7 @@ t.test('SQLite: no byte of an erased lead is left in any file under DATA_DIR, wi
 
 /** The CLI as a child process whose signals the test controls. */
 function spawnCli(args: string[], config: Config, extraEnv: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join('scripts', 'leads.ts'), ...args], {
+  return spawn(process.execPath, [cliBundle(), 'leads', ...args], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH,

@@ -15,12 +15,13 @@ import { TOOLS } from '../../handlers/tools/index.js'
 import { AUTH_FAILURE_BUDGETS } from '../../plugins/auth/failures.js'
 import { budgetNames } from '../../plugins/rate-limit/budgets.js'
 import { spec } from '../helpers/app.js'
+import { serverBundle } from '../helpers/bundles.js'
 import { testdir } from '../helpers/folders.js'
 import { freePort } from '../helpers/processes.js'
 
 /** Runs the server to its end (it is expected to refuse to start); its exit code and output. */
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, [serverBundle()], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
