@@ -1,6 +1,10 @@
-// The spec's lint (`npm run lint:spec`: Redocly and Spectral with .spectral.yaml) on deprecations:
-// `deprecated: true` with `x-sunset` (and `x-deprecated-at`) on an operation, a parameter or a field
-// is accepted; a deprecation without its sunset, or a sunset that is not a date, is refused.
+// The project's own rules of the spec's lint (`npm run lint:spec`: Redocly and Spectral with
+// .spectral.yaml), shown refusing what they exist to refuse (Spectral's and the OWASP ruleset's own
+// rules are their authors' to test; the lint itself runs once, in `npm test`'s pretest):
+// - schema-examples (spec/lint/schema-examples.js): a schema's `examples` value its schema refuses;
+// - deprecations: `deprecated: true` with `x-sunset` (and `x-deprecated-at`) on an operation, a
+//   parameter or a field is accepted; a deprecation without its sunset, or a sunset that is not a
+//   date, is refused.
 import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -25,10 +29,10 @@ function variant(dir: string, name: string, edit: (doc: Doc) => void): string {
 }
 
 /**
- * Spectral's errors of the deprecation rules on a document, as `rule at path` (the ruleset's
+ * Spectral's errors of the given rules (default the deprecation rules) on a document, as `rule at path` (the ruleset's
  * overrides name spec/openapi.yaml, so a variant elsewhere meets the rules they turn off).
  */
-async function spectralErrors(file: string): Promise<string[]> {
+async function spectralErrors(file: string, rules = ['deprecated-has-sunset', 'deprecation-dates']): Promise<string[]> {
   const { stdout } = await run(
     bin('spectral'),
     ['lint', file, '--ruleset', join(projectRoot, '.spectral.yaml'), '--format', 'json', '--quiet'],
@@ -41,7 +45,7 @@ async function spectralErrors(file: string): Promise<string[]> {
     return { stdout: err.stdout }
   })
   return (JSON.parse(stdout) as { code: string; severity: number; path: string[] }[])
-    .filter((f) => f.severity === 0 && (f.code === 'deprecated-has-sunset' || f.code === 'deprecation-dates'))
+    .filter((f) => f.severity === 0 && rules.includes(f.code))
     .map((f) => `${f.code} at ${f.path.join('.')}`)
 }
 
@@ -85,4 +89,12 @@ t.test('a deprecation without its sunset, or a sunset that is not a date, is an 
     'deprecation-dates at paths./leads.json.get.x-sunset',
     'deprecation-dates at paths./leads.json.get.x-deprecated-at',
   ])
+})
+
+t.test('schema-examples: a schema example its schema refuses is an error, at its place', async (t) => {
+  const file = variant(testdir(t, {}), 'bad-example', (doc) => {
+    // a name of spaces only: LeadFields.name's pattern refuses it
+    doc.components.schemas.LeadFields.properties.name.examples = ['   ']
+  })
+  t.same(await spectralErrors(file, ['schema-examples']), ['schema-examples at components.schemas.LeadFields.properties.name.examples.0'])
 })

@@ -1,9 +1,10 @@
-// The spec's examples teach only what is true: every example validates against its schema, every
-// public schema and every JSON response of an operation has one, and every error example carries
-// a code that is sent with the status it is shown under. The ErrorCode table in the spec agrees
-// with the server's one list of codes.
+// The spec's examples teach only what is true: every public schema and every JSON request and
+// response of an operation has one, and every error example carries a code that is sent with the
+// status it is shown under. The ErrorCode table in the spec agrees with the server's one list of
+// codes. That each example validates against its schema is the spec lint's check, made once
+// (`npm run lint:spec`: Spectral's oas3-valid-media-example and the project's schema-examples rule,
+// .spectral.yaml; test/system/spec-rules.test.ts shows that rule refusing a wrong example).
 import t from 'tap'
-import { compileStrict } from '../../lib/ajv.js'
 import { errorCodes } from '../../plugins/errors/codes.js'
 import { deref, type JsonSchema } from '../../plugins/spec/document.js'
 import { spec } from '../helpers/app.js'
@@ -22,27 +23,18 @@ function mediaExamples(media: Media): [string, unknown][] {
   return out
 }
 
-t.test('schema examples validate against their schema; every public schema has one', async (t) => {
+t.test('every public schema has an example', async (t) => {
   for (const [name, written] of Object.entries(doc.components.schemas)) {
-    const schema = spec.schema(name)
-    const examples = (schema.examples as unknown[] | undefined) ?? []
+    const examples = (spec.schema(name).examples as unknown[] | undefined) ?? []
     if ((written as JsonSchema)['x-internal'] !== true) t.ok(examples.length > 0, `${name} has an example`)
-    const validate = compileStrict(schema)
-    examples.forEach((example, i) => {
-      t.ok(validate(example), `${name} example #${i + 1} validates`, { errors: validate.errors })
-    })
   }
 })
 
-t.test('every operation: each JSON request and response has examples that validate; error codes fit their status', async (t) => {
+t.test('every operation: each JSON request and response has examples; error codes fit their status', async (t) => {
   for (const op of spec.operations.values()) {
     const body = resolve<{ content?: Record<string, Media> } | undefined>(op.requestBody)
     for (const [type, media] of Object.entries(body?.content ?? {})) {
-      const examples = mediaExamples(media)
-      t.ok(examples.length > 0, `${op.operationId} request (${type}) has an example`)
-      const validate = compileStrict(media.schema as object)
-      for (const [name, value] of examples)
-        t.ok(validate(value), `${op.operationId} request ${name} validates`, { errors: validate.errors })
+      t.ok(mediaExamples(media).length > 0, `${op.operationId} request (${type}) has an example`)
     }
     for (const [status, written] of Object.entries(op.responses as Record<string, Response>)) {
       const response = resolve<Response>(written)
@@ -50,9 +42,7 @@ t.test('every operation: each JSON request and response has examples that valida
       if (!media) continue
       const examples = mediaExamples(media)
       t.ok(examples.length > 0, `${op.operationId} ${status} has an example`)
-      const validate = compileStrict(media.schema as object)
       for (const [name, value] of examples) {
-        t.ok(validate(value), `${op.operationId} ${status} ${name} validates`, { errors: validate.errors })
         if (Number(status) >= 400) {
           const code = (value as { code: keyof typeof errorCodes }).code
           t.equal(errorCodes[code]?.status, Number(status), `${op.operationId} ${status} ${name}: \`${code}\` is sent with ${status}`)
