@@ -1,6 +1,6 @@
-// Email to the studio, in process: a test app (its delivery worker running) and a real SMTP
-// server (smtp-server, every message parsed with mailparser). The kill -9 cases run real
-// processes in email-faults.test.ts.
+// Email to the studio through the operator's CLI (the built bundle, as a process) beside a test app
+// and a real SMTP server: `email status`, `email resend` and `email test`; a dead letter (5xx)
+// resent. The email itself: test/app/email.test.ts.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Config } from '../../config.js'
@@ -9,9 +9,6 @@ import { leadOf, testApp, tokenFor } from '../helpers/app.js'
 import { run } from '../helpers/cli.js'
 import { smtpServer } from '../helpers/smtp.js'
 import { adminOf, until } from '../helpers/webhooks.js'
-
-// The SMTP server's 20-second outage, waited out in real time.
-t.setTimeout(240_000)
 
 const SUBMIT = '/scripts/enquiry_backend.php'
 // Addresses of this test alone: the log check below must not meet an example address another line quotes.
