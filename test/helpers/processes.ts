@@ -119,6 +119,11 @@ export interface ServerProcess {
   port: number
   child: ChildProcess
   output(): string
+  /**
+   * Resolves once the server's output (stdout and stderr) matches `pattern`: a log line waited for
+   * instead of slept for (the logger flushes in its own time). Rejects after `withinMs`.
+   */
+  waitFor(pattern: RegExp, withinMs?: number): Promise<void>
   /** SIGTERM (graceful); resolves with the exit code. */
   stop(): Promise<number | null>
   /** SIGKILL: no chance to clean up. */
@@ -162,18 +167,35 @@ export async function startServer(t: Test, env: Record<string, string>, options:
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout?.on('data', (d) => {
+  const waiting = new Set<() => void>()
+  const heard = (d: Buffer) => {
     output += d
-  })
-  child.stderr?.on('data', (d) => {
-    output += d
-  })
+    for (const check of waiting) check()
+  }
+  child.stdout?.on('data', heard)
+  child.stderr?.on('data', heard)
   const url = `http://127.0.0.1:${port}`
   const server: ServerProcess = {
     url,
     port,
     child,
     output: () => output,
+    waitFor(pattern, withinMs = 30_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(output)) return
+          clearTimeout(timer)
+          waiting.delete(check)
+          resolve()
+        }
+        const timer = setTimeout(() => {
+          waiting.delete(check)
+          reject(new Error(`no ${pattern} in the output of the server on port ${port} within ${withinMs / 1000} s:\n${output}`))
+        }, withinMs)
+        waiting.add(check)
+        check()
+      })
+    },
     async stop() {
       child.kill('SIGTERM')
       const code = await exited(child)

@@ -85,7 +85,7 @@ t.test(
     c.socket.resume()
     t.ok(await c.closed(20_000), 'the server closed the connection')
     t.ok(c.bytes() < total, `it had given up before the client read again: ${c.bytes()} of ${total} bytes arrived`)
-    await sleep(1500) // the log is flushed at least every second
+    await server.waitFor(/connection closed/)
     t.ok(
       logLines(server, 'connection closed').some((l) => l.level === 30 && l.seconds === CONNECTION_TIMEOUT),
       'one info line says why',

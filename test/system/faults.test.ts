@@ -99,11 +99,21 @@ t.test('PostgreSQL stops under load: 503s meanwhile, recovery by itself, nothing
     stop = true
     throw new Error(`${err.message}; server output: ${server.output().slice(-3000)}`)
   })
-  await new Promise((r) => setTimeout(r, 1000))
+  /** Waits (polling every 50 ms, 30 s at most) until `done` holds; whether it did. */
+  const until = async (done: () => boolean | Promise<boolean>) => {
+    const deadline = Date.now() + 30_000
+    while (!(await done())) {
+      if (Date.now() > deadline) return false
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    return true
+  }
+  // Under load first: leads acknowledged before PostgreSQL stops.
+  await until(() => outcome.acked.size >= 50)
   await pg.stop()
-  await new Promise((r) => setTimeout(r, 1500))
-  const during = await fetch(`${server.url}/readyz`)
-  t.equal(during.status, 503, '/readyz says not ready while PostgreSQL is down')
+  t.ok(await until(async () => (await fetch(`${server.url}/readyz`)).status === 503), '/readyz says not ready while PostgreSQL is down')
+  // The outage seen by the load too, before PostgreSQL comes back.
+  await until(() => (outcome.statuses.get(503) ?? 0) > 0)
   await pg.start()
   // Recovery by itself: keep the load until requests succeed again (the pool reconnects).
   const ackedAtRestart = outcome.acked.size
