@@ -121,9 +121,10 @@ export interface ServerProcess {
   output(): string
   /**
    * Resolves once the server's output (stdout and stderr) matches `pattern`: a log line waited for
-   * instead of slept for (the logger flushes in its own time). Rejects after `withinMs`.
+   * instead of slept for (the logger flushes in its own time). Only the output after its first
+   * `from` characters counts (`output().length` before the action waited on). Rejects after `withinMs`.
    */
-  waitFor(pattern: RegExp, withinMs?: number): Promise<void>
+  waitFor(pattern: RegExp, withinMs?: number, from?: number): Promise<void>
   /** SIGTERM (graceful); resolves with the exit code. */
   stop(): Promise<number | null>
   /** SIGKILL: no chance to clean up. */
@@ -180,10 +181,10 @@ export async function startServer(t: Test, env: Record<string, string>, options:
     port,
     child,
     output: () => output,
-    waitFor(pattern, withinMs = 30_000) {
+    waitFor(pattern, withinMs = 30_000, from = 0) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
-          if (!pattern.test(output)) return
+          if (!pattern.test(output.slice(from))) return
           clearTimeout(timer)
           waiting.delete(check)
           resolve()

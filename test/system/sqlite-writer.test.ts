@@ -40,12 +40,14 @@ if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install 
         DATA_DIR: dataDir,
         LD_PRELOAD: shim,
         FSYNC_DELAY_US: String(FSYNC_DELAY_MS * 1000),
+        FSYNC_DELAY_SAY: '1',
       },
       { withinMs: 120_000 },
     )
     const token = await tokenFrom(server.url, secrets.BOOTSTRAP_CLIENT_ID, secrets.BOOTSTRAP_CLIENT_SECRET, 'write:leads read:leads')
     const headers = { authorization: `Bearer ${token}` }
     const order: string[] = []
+    const before = server.output().length
 
     const lead = fetch(`${server.url}/scripts/enquiry_backend.php`, {
       method: 'POST',
@@ -55,8 +57,8 @@ if (requirePart(t, gcc, 'gcc (to build the fsync-delay shim)', 'apt-get install 
       order.push('lead receipt')
       return { status: res.status, body: (await res.json()) as { id: string } }
     })
-    // The lead is read, validated and its commit started well within this; the fsync takes longer.
-    await new Promise((r) => setTimeout(r, FSYNC_DELAY_MS / 3))
+    // The lead's commit waits for its fsync (the shim says so as it starts waiting).
+    await server.waitFor(/fsync-delay: waiting/, 30_000, before)
     const log = await fetch(`${server.url}/leads.json`, { headers }).then(async (res) => {
       order.push('leads log')
       return { status: res.status, body: (await res.json()) as { id: string }[] }
