@@ -26,7 +26,7 @@
 // sum in tap's own summary form (`# { total: N, pass: N, fail: N }`), which .ci/run adds up.
 // Exits non-zero when a tier failed.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -98,14 +98,21 @@ function prepare(needsBundles) {
     }
     console.log(`== ${what}: ${Math.round((Date.now() - started) / 1000)} s`)
   }
+  // tap builds its Test class for the plugins .taprc names when its first run in a fresh install
+  // finds the default one, but that first run still starts its test processes with the default
+  // plugins' loaders: @tapjs/typescript's ts-node, which .taprc drops, type-checking every test
+  // file as it loads (minutes per file on 2 cores). So the build comes first.
+  const built = join(root, 'node_modules', '@tapjs', 'test', 'test-built', 'dist', 'esm', 'index.js')
+  if (existsSync(built) && readFileSync(built, 'utf8').includes('@tapjs/typescript'))
+    step("tap build (tap's Test class without the plugins .taprc drops)", join(root, 'node_modules', '.bin', 'tap'), ['build'])
   // `npm test`'s pretest builds both; a quick run builds what is missing only.
   if (!existsSync(join(root, 'dist', 'ui'))) step('build:ui', 'npm', ['run', '-s', 'build:ui'])
   if (!existsSync(join(root, 'dist', 'docs-static'))) step('build:docs', 'npm', ['run', '-s', 'build:docs'])
   if (needsBundles) {
     const bundle = join(root, 'dist', 'studio.bundle.js')
-    const built = existsSync(bundle) && existsSync(join(root, 'dist', 'server.bundle.js')) ? statSync(bundle).mtimeMs : 0
+    const bundled = existsSync(bundle) && existsSync(join(root, 'dist', 'server.bundle.js')) ? statSync(bundle).mtimeMs : 0
     // Spawned servers and CLIs run the bundles: rebuilt when a source changed since (a second or so).
-    if (built < newestSource()) step('build:server (the bundles the system tests run)', process.execPath, ['scripts/bundle.mjs'])
+    if (bundled < newestSource()) step('build:server (the bundles the system tests run)', process.execPath, ['scripts/bundle.mjs'])
   }
 }
 
