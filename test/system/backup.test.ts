@@ -31,9 +31,6 @@ import {
   tokenFrom,
 } from '../helpers/processes.js'
 
-// Real servers and CLIs, each started through tsx: minutes on a loaded machine.
-t.setTimeout(600_000)
-
 const RAISED = { RATE_LIMITS: 'submitLead=1000000, getLeads=1000000, issueToken=1000000' }
 
 const sqliteConfig = (dataDir: string): Config => createConfig({ dataDir, databaseUrl: undefined })

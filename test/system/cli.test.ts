@@ -8,10 +8,6 @@ import { readCatalogueFile } from '../../features/catalogue/index.js'
 import { basic, call, spec, testApp, tokenFor } from '../helpers/app.js'
 import { field, type Run, run } from '../helpers/cli.js'
 
-// Each CLI call is a process of its own (tsx compiles the script first): the file's five dozen calls
-// took 80–104 s in CI runs, and 120 s (the suite's limit per file) once on a busy machine.
-t.setTimeout(300_000)
-
 async function tokenRequest(app: FastifyInstance, id: string, secret: string) {
   return app.inject({
     method: 'POST',

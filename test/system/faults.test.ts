@@ -10,9 +10,6 @@ import { leadFor, type Outcome, readLog, type Sent, submitMany } from '../helper
 import { testdir } from '../helpers/folders.js'
 import { needsPostgres, type ServerProcess, sharedSecrets, startServer, throwawayPostgres, tokenFrom } from '../helpers/processes.js'
 
-// Server processes killed and restarted under load: up to 58 s in CI runs, half the suite's 120 s per file.
-t.setTimeout(300_000)
-
 /** Every acknowledged lead once and whole; no row that is not a lead we sent, none twice. */
 function checkLog(t: Test, log: Awaited<ReturnType<typeof readLog>>, acked: Map<string, Sent>, sentTotal: number): void {
   const ids = log.map((l) => l.id)

@@ -9,9 +9,6 @@ import { adminOf, until } from '../helpers/webhooks.js'
 
 const ALLOW = { WEBHOOKS_ALLOW_PRIVATE: 'true' }
 
-// Every CLI call is a process of its own: 60–75 s in CI runs, near the suite's 120 s per file.
-t.setTimeout(300_000)
-
 async function submit(app: FastifyInstance, token: string, n: number): Promise<string> {
   const res = await app.inject({
     method: 'POST',
