@@ -241,7 +241,7 @@ t.test('restore refuses a folder a running server uses, and one holding a databa
   appendFileSync(join(damaged, 'keys', 'secret-pepper'), 'x')
   const fromDamaged = await restore(join(root, 'elsewhere'), damaged)
   t.equal(fromDamaged.code, 1)
-  t.match(fromDamaged.stderr, /is damaged: keys\/secret-pepper does not match the checksum in its manifest/)
+  t.match(fromDamaged.stderr, /is damaged: keys\/secret-pepper is \d+ bytes, and its manifest says \d+/)
   t.notOk(existsSync(join(root, 'elsewhere')), 'a refused restore creates nothing')
   t.same(
     readdirSync(root).filter((n) => n.includes('.restoring-')),
