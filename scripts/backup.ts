@@ -6,7 +6,7 @@
 //   DATA_DIR=NEW npx studio restore --from PATH [--force]
 //
 // On PostgreSQL (DATABASE_URL) backup drives pg_dump and restore pg_restore, when installed.
-import { isAbsolute, relative, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { humanBytes, yieldCpu } from '../features/backup/files.js'
@@ -20,6 +20,7 @@ import {
   type SnapshotOptions,
   writeSnapshot,
 } from '../features/backup/snapshot.js'
+import { overlap, realPath } from '../lib/real-path.js'
 import { checkOwnership } from '../plugins/store/private-files.js'
 import { act, command, UsageError } from './cli.js'
 
@@ -29,11 +30,6 @@ interface Values {
   from?: string
   force?: boolean
   method?: string
-}
-
-const inside = (path: string, dir: string): boolean => {
-  const rel = relative(dir, path)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
 }
 
 /** What a snapshot holds, in one parenthesis. */
@@ -92,9 +88,10 @@ async function backup(values: Values): Promise<number> {
   if (method !== 'vacuum' && method !== 'backup-api') throw new UsageError('--method is vacuum or backup-api')
   const config = loadConfig()
   const into = resolve(values.to)
-  if (inside(into, config.dataDir) || inside(config.dataDir, into)) {
+  // As they really are: a link, `..` or `//` in either spelling does not hide one inside the other.
+  if (overlap(into, config.dataDir)) {
     throw new UsageError(
-      `--to ${into} and DATA_DIR ${config.dataDir} overlap: backups live outside the data folder (an erasure leaves no copy of the erased there)`,
+      `--to ${into} and DATA_DIR ${config.dataDir} overlap (${realPath(into)}, ${realPath(config.dataDir)}, links resolved): backups live outside the data folder (an erasure leaves no copy of the erased there)`,
     )
   }
   checkOwnership(config.dataDir, 'this command')

@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
+import { overlap, realPath } from '../../lib/real-path.js'
 import { refuseLostLog, sqliteFile } from '../../plugins/store/open.js'
 import { makeDirs, privateDir, privateFile, touchPrivateFile } from '../../plugins/store/private-files.js'
 import { checksum, copyPrivate, finished, fsyncPath, isPartial, PREFIX, partialName, type SnapshotKind, sizeOf, stamp } from './files.js'
@@ -205,6 +206,13 @@ export async function writeSnapshot(
 ): Promise<SnapshotOutcome> {
   const { dataDir, into, kind } = options
   const now = options.now ?? (() => new Date())
+  // Never inside the data folder (which must hold no copy of an erased lead), however either is
+  // spelt: compared as they really are, links resolved (a BACKUP_DIR made a link into it later too).
+  if (overlap(into, dataDir)) {
+    throw new Error(
+      `${into} and the data folder ${dataDir} overlap (${realPath(into)}, ${realPath(dataDir)}, links resolved): snapshots go outside the data folder`,
+    )
+  }
   makeDirs(into, 0o700)
   privateDir(into)
   const waitMs = options.waitForLockMs ?? 60_000
