@@ -235,6 +235,18 @@ export async function writeSnapshot(
     for (let n = 2; existsSync(join(into, name)); n++) name = `${PREFIX[kind]}${stamp(started)}-${n}`
     const partial = join(into, partialName(name))
     mkdirSync(partial, { mode: 0o700 })
+    try {
+      return await writeInto(partial, name, started)
+    } catch (err) {
+      // A failed snapshot (a full disk, a failed check) gives its space back now, not at the next one.
+      rmSync(partial, { recursive: true, force: true })
+      throw err
+    }
+  } finally {
+    lock.release()
+  }
+
+  async function writeInto(partial: string, name: string, started: Date): Promise<SnapshotOutcome> {
     privateDir(partial)
 
     const { files, ...part } = await database(partial, options.pause)
@@ -280,8 +292,6 @@ export async function writeSnapshot(
     const removed = options.keep === undefined ? [] : rotate(into, kind, options.keep)
     const bytes = Object.values(files).reduce((sum, f) => sum + f.bytes, sizeOf(join(path, 'manifest.json')))
     return { written: { path, manifest, bytes, seconds: (now().getTime() - started.getTime()) / 1000, removed } }
-  } finally {
-    lock.release()
   }
 }
 
