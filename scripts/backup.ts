@@ -12,14 +12,7 @@ import { loadConfig } from '../config.js'
 import { humanBytes, yieldCpu } from '../features/backup/files.js'
 import { onPath, POSTGRES_ADVICE, postgresPart } from '../features/backup/postgres.js'
 import { type Restored, restoreSnapshot } from '../features/backup/restore.js'
-import {
-  type CopyMethod,
-  type Manifest,
-  type PauseStage,
-  type Snapshot,
-  type SnapshotOptions,
-  writeSnapshot,
-} from '../features/backup/snapshot.js'
+import { type CopyMethod, type Manifest, type Snapshot, type SnapshotOptions, writeSnapshot } from '../features/backup/snapshot.js'
 import { overlap, realPath } from '../lib/real-path.js'
 import { checkOwnership } from '../plugins/store/private-files.js'
 import { act, command, UsageError } from './cli.js'
@@ -69,17 +62,6 @@ function keyNotes(manifest: Manifest, restoring: boolean): string[] {
   return notes
 }
 
-/** Tests only: stop at a stage, to be killed there (test/backup.test.ts). */
-function testPause(): ((stage: PauseStage) => void) | undefined {
-  const at = process.env.STUDIO_BACKUP_TEST_PAUSE
-  if (!at) return undefined
-  return (stage) => {
-    if (stage !== at) return
-    process.stderr.write(`backup: paused at ${stage} (STUDIO_BACKUP_TEST_PAUSE)\n`)
-    for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
-  }
-}
-
 async function backup(values: Values): Promise<number> {
   if (!values.to) throw new UsageError('backup needs --to DIR')
   const keep = values.keep === undefined ? undefined : Number(values.keep)
@@ -101,7 +83,6 @@ async function backup(values: Values): Promise<number> {
     process.stderr.write(`backup: the store is PostgreSQL and pg_dump is not installed here: ${POSTGRES_ADVICE}\n`)
     return 1
   }
-  const pause = testPause()
   const options: SnapshotOptions = {
     dataDir: config.dataDir,
     into,
@@ -110,7 +91,6 @@ async function backup(values: Values): Promise<number> {
     method,
     waitForLockMs: 10 * 60_000,
     ...(keep !== undefined && { keep }),
-    ...(pause && { pause }),
   }
   const outcome = config.databaseUrl ? await writeSnapshot(options, postgresPart(config.databaseUrl)) : await writeSnapshot(options)
   const { path, manifest, bytes, seconds, removed } = outcome.written as Snapshot

@@ -61,9 +61,6 @@ export type SnapshotOutcome = { written: Snapshot; skipped?: undefined } | { ski
 
 export type CopyMethod = 'vacuum' | 'backup-api'
 
-/** Where a test may stop a snapshot to kill it (scripts/backup.ts, STUDIO_BACKUP_TEST_PAUSE). */
-export type PauseStage = 'copied' | 'before-rename'
-
 export interface SnapshotOptions {
   dataDir: string
   /** The folder the snapshot goes into (created 0700 if missing). */
@@ -78,7 +75,6 @@ export interface SnapshotOptions {
   skipIfNewerThanMs?: number
   /** How long to wait for another snapshot into the same folder; 0: skip instead. */
   waitForLockMs?: number
-  pause?: (stage: PauseStage) => void
   now?: () => Date
 }
 
@@ -186,10 +182,9 @@ export interface DatabasePart {
 
 /** The embedded store's part: the database copied, then integrity-checked and counted on the copy. */
 export function sqlitePart(dataDir: string, method: CopyMethod = 'vacuum') {
-  return async (partial: string, pause?: (stage: PauseStage) => void): Promise<DatabasePart> => {
+  return async (partial: string): Promise<DatabasePart> => {
     const copy = join(partial, DATABASE_FILE)
     await copyDatabase(dataDir, copy, method)
-    pause?.('copied')
     const { migrations, counts } = checkIntegrity(copy)
     fsyncPath(copy)
     return { store: 'sqlite', migrations, counts, files: { [DATABASE_FILE]: checksum(copy) } }
@@ -202,7 +197,7 @@ export function sqlitePart(dataDir: string, method: CopyMethod = 'vacuum') {
  */
 export async function writeSnapshot(
   options: SnapshotOptions,
-  database: (partial: string, pause?: (stage: PauseStage) => void) => Promise<DatabasePart> = sqlitePart(options.dataDir, options.method),
+  database: (partial: string) => Promise<DatabasePart> = sqlitePart(options.dataDir, options.method),
 ): Promise<SnapshotOutcome> {
   const { dataDir, into, kind } = options
   const now = options.now ?? (() => new Date())
@@ -249,7 +244,7 @@ export async function writeSnapshot(
   async function writeInto(partial: string, name: string, started: Date): Promise<SnapshotOutcome> {
     privateDir(partial)
 
-    const { files, ...part } = await database(partial, options.pause)
+    const { files, ...part } = await database(partial)
     const keySource = (relative: string, fromEnvironment: boolean): KeySource => {
       if (fromEnvironment) return 'environment'
       const from = join(dataDir, relative)
@@ -284,7 +279,6 @@ export async function writeSnapshot(
     fsyncPath(manifestFile)
     fsyncPath(partial)
 
-    options.pause?.('before-rename')
     const path = join(into, name)
     renameSync(partial, path)
     fsyncPath(into)
