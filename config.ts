@@ -3,11 +3,13 @@
 // for tests and the README's configuration table (`npm run docs:config`) all come from it.
 // The environment is read once, by loadConfig; tests build a Config with createConfig({...}).
 import { availableParallelism } from 'node:os'
-import { isAbsolute, resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileText, type ValidateFunction } from './lib/ajv.js'
 import { EMAIL, list, parseRateLimits, parseTrustProxy, type RateLimitOverride } from './lib/config-values.js'
+import { overlap } from './lib/real-path.js'
 import { boolean, ConfigError, decimal, integer, oneOf, parsed, string, type ValueOf, type Variable } from './lib/settings.js'
+import { checkedSmtpUrl } from './lib/smtp-url.js'
 
 export { MAX_RATE_LIMIT, parseRateLimits, parseTrustProxy, type RateLimitOverride, TRUST_PROXY_EXAMPLE } from './lib/config-values.js'
 export { ConfigError } from './lib/settings.js'
@@ -207,12 +209,13 @@ export const VARIABLES = {
     { default: 20, minimum: 1, maximum: 5000 },
   ),
   // Lead delivery (see README "Receiving leads"): email to the studio, then webhooks; one outbox.
-  smtpUrl: string('SMTP_URL', '`smtp://[user:pass@]host:587` or `smtps://…:465`: email every stored lead to `LEAD_EMAIL_TO`', {
+  smtpUrl: string('SMTP_URL', '`smtp[s]://[user:pass@]host:port`: email every lead; TLS for a password, [more](receiving-leads.md)', {
     default: undefined,
     shown: '– (no email)',
     pattern: '^smtps?://[^\\s/?#]+([/?][^\\s]*)?$',
     expected: 'an SMTP URL such as smtp://user:password@mail.example:587 or smtps://mail.example:465',
     secret: true,
+    parse: checkedSmtpUrl,
   }),
   leadEmailTo: parsed('LEAD_EMAIL_TO', 'who receives the lead emails: one address or several, comma-separated', {
     default: [] as string[],
@@ -372,8 +375,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     )
   }
   const { backupDir, dataDir } = config
-  const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`)
-  if (backupDir !== undefined && (within(backupDir, dataDir) || within(dataDir, backupDir))) {
+  // As the folders really are: links resolved, `..`, `/.` and `//` gone (lib/real-path.ts).
+  if (backupDir !== undefined && overlap(backupDir, dataDir)) {
     throw new ConfigError(
       `Invalid configuration: BACKUP_DIR (${backupDir}) must be outside DATA_DIR (${dataDir}): backups keep copies of leads, and the data folder must hold none once a lead is erased`,
     )
@@ -385,8 +388,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function createConfig(partial: Partial<Config> = {}): Config {
   const config = Object.fromEntries(entries.map(([key, v]) => [key, structuredClone(v.default)])) as Config
   Object.assign(config, partial)
-  config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(projectRoot, config.dataDir)
-  if (config.backupDir !== undefined && !isAbsolute(config.backupDir)) config.backupDir = resolve(projectRoot, config.backupDir)
+  // Absolute and normalised (no trailing slash, `/.`, `//` or `..`: `${dataDir}-snapshots` is beside it).
+  config.dataDir = resolve(projectRoot, config.dataDir)
+  if (config.backupDir !== undefined) config.backupDir = resolve(projectRoot, config.backupDir)
   const host = config.publicHost
   config.publicBaseUrl = (config.publicBaseUrl || `http://${host}${host.includes(':') ? '' : `:${config.port}`}`).replace(/\/+$/, '')
   if (config.clusterWorkers === 0) config.clusterWorkers = availableParallelism()

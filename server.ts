@@ -8,6 +8,7 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { isLoopbackHost } from './lib/address.js'
 import { listenMetrics, type MetricsListener } from './plugins/metrics/listener.js'
 
 export interface StartOptions {
@@ -98,6 +99,12 @@ async function main(options: StartOptions): Promise<void> {
     )
   }
   await listenOrExplain('PORT', config.host, config.port, closeAll, () => app.listen({ host: config.host, port: config.port }))
+  if (metrics && !isLoopbackHost(config.metricsHost)) {
+    app.log.warn(
+      { metrics_host: config.metricsHost, metrics_port: metrics.port },
+      'METRICS_HOST is not a loopback address: /metrics and the detailed /readyz (storage, Redis, backups, deliveries) answer anyone who can reach this host and port, without credentials. Firewall the port to your scraper only, or set METRICS_HOST=127.0.0.1 (docs/operating.md)',
+    )
+  }
   app.log.info(
     {
       version: app.spec.version,

@@ -108,3 +108,10 @@ export function proxyRange(
   const start = value - (value % size)
   return { family, start, end: start + size }
 }
+
+/** Whether a listener's host is this machine only: `localhost`, or a loopback address (127.0.0.0/8, ::1, mapped forms). */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true
+  const parsed = parseAddress(host.replace(/^\[(.*)\]$/, '$1'))
+  return parsed !== undefined && unmapped(parsed.address).range() === 'loopback'
+}

@@ -6,20 +6,14 @@
 //   DATA_DIR=NEW npx studio restore --from PATH [--force]
 //
 // On PostgreSQL (DATABASE_URL) backup drives pg_dump and restore pg_restore, when installed.
-import { isAbsolute, relative, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { humanBytes, yieldCpu } from '../features/backup/files.js'
 import { onPath, POSTGRES_ADVICE, postgresPart } from '../features/backup/postgres.js'
 import { type Restored, restoreSnapshot } from '../features/backup/restore.js'
-import {
-  type CopyMethod,
-  type Manifest,
-  type PauseStage,
-  type Snapshot,
-  type SnapshotOptions,
-  writeSnapshot,
-} from '../features/backup/snapshot.js'
+import { type CopyMethod, type Manifest, type Snapshot, type SnapshotOptions, writeSnapshot } from '../features/backup/snapshot.js'
+import { overlap, realPath } from '../lib/real-path.js'
 import { checkOwnership } from '../plugins/store/private-files.js'
 import { act, command, UsageError } from './cli.js'
 
@@ -29,11 +23,6 @@ interface Values {
   from?: string
   force?: boolean
   method?: string
-}
-
-const inside = (path: string, dir: string): boolean => {
-  const rel = relative(dir, path)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
 }
 
 /** What a snapshot holds, in one parenthesis. */
@@ -73,17 +62,6 @@ function keyNotes(manifest: Manifest, restoring: boolean): string[] {
   return notes
 }
 
-/** Tests only: stop at a stage, to be killed there (test/system/backup.test.ts). */
-function testPause(): ((stage: PauseStage) => void) | undefined {
-  const at = process.env.STUDIO_BACKUP_TEST_PAUSE
-  if (!at) return undefined
-  return (stage) => {
-    if (stage !== at) return
-    process.stderr.write(`backup: paused at ${stage} (STUDIO_BACKUP_TEST_PAUSE)\n`)
-    for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
-  }
-}
-
 async function backup(values: Values): Promise<number> {
   if (!values.to) throw new UsageError('backup needs --to DIR')
   const keep = values.keep === undefined ? undefined : Number(values.keep)
@@ -92,9 +70,10 @@ async function backup(values: Values): Promise<number> {
   if (method !== 'vacuum' && method !== 'backup-api') throw new UsageError('--method is vacuum or backup-api')
   const config = loadConfig()
   const into = resolve(values.to)
-  if (inside(into, config.dataDir) || inside(config.dataDir, into)) {
+  // As they really are: a link, `..` or `//` in either spelling does not hide one inside the other.
+  if (overlap(into, config.dataDir)) {
     throw new UsageError(
-      `--to ${into} and DATA_DIR ${config.dataDir} overlap: backups live outside the data folder (an erasure leaves no copy of the erased there)`,
+      `--to ${into} and DATA_DIR ${config.dataDir} overlap (${realPath(into)}, ${realPath(config.dataDir)}, links resolved): backups live outside the data folder (an erasure leaves no copy of the erased there)`,
     )
   }
   checkOwnership(config.dataDir, 'this command')
@@ -104,7 +83,6 @@ async function backup(values: Values): Promise<number> {
     process.stderr.write(`backup: the store is PostgreSQL and pg_dump is not installed here: ${POSTGRES_ADVICE}\n`)
     return 1
   }
-  const pause = testPause()
   const options: SnapshotOptions = {
     dataDir: config.dataDir,
     into,
@@ -113,7 +91,6 @@ async function backup(values: Values): Promise<number> {
     method,
     waitForLockMs: 10 * 60_000,
     ...(keep !== undefined && { keep }),
-    ...(pause && { pause }),
   }
   const outcome = config.databaseUrl ? await writeSnapshot(options, postgresPart(config.databaseUrl)) : await writeSnapshot(options)
   const { path, manifest, bytes, seconds, removed } = outcome.written as Snapshot

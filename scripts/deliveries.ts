@@ -3,6 +3,7 @@
 import { eventsNamed } from '../features/webhooks/admin.js'
 import type { DeadLetter, EndpointStatus } from '../features/webhooks/reports.js'
 import type { WebhooksRepository } from '../features/webhooks/repository.js'
+import { parseRfc3339 } from '../lib/rfc3339.js'
 import { UsageError } from './cli.js'
 
 type Out = (text: string) => void
@@ -84,9 +85,9 @@ export async function replayFromCommandLine(
   const now = new Date().toISOString()
   if (values.dead) return repo.replay({ dead: true }, now, endpointId)
   if (values.since !== undefined) {
-    const since = new Date(values.since)
-    if (Number.isNaN(since.getTime())) throw new UsageError(`cannot read --since ${values.since}; write an RFC 3339 time`)
-    return repo.replay({ since: since.toISOString() }, now, endpointId)
+    const since = parseRfc3339(values.since)
+    if ('problem' in since) throw new UsageError(`--since ${since.problem}`)
+    return repo.replay({ since: since.instant.toISOString() }, now, endpointId)
   }
   let queued = 0
   for (const eventId of await eventsNamed(repo, id as string)) queued += await repo.replay({ eventId }, now, endpointId)

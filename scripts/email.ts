@@ -37,8 +37,8 @@ async function sendTest(config: Config): Promise<number> {
     return 0
   } catch (err) {
     const e = err as NodemailerError
-    const { permanent } = failedOutcome(e)
-    out(`not sent: ${e.response ? `the SMTP server answered ${e.response}` : e.message}`)
+    const { permanent, failed } = failedOutcome(e)
+    out(`not sent: ${e.code === 'ETLS' ? failed : e.response ? `the SMTP server answered ${e.response}` : e.message}`)
     out(
       permanent
         ? 'The server refused it for good: check LEAD_EMAIL_FROM, LEAD_EMAIL_TO and the account in SMTP_URL.'

@@ -4,13 +4,15 @@
 //   npx studio leads export --email ada@example.com      everything held about the address, as JSON
 //   npx studio leads erase --email ada@example.com       its leads and every copy; prints erased: N
 //   npx studio leads erase --id LEAD_ID
-//   npx studio leads purge --before 2025-01-01T00:00:00Z  every lead received before that instant
+//   npx studio leads purge --before 2025-01-01T00:00:00Z [--yes]  every lead received before that instant (asks first)
 //
 // Only `export` prints personal data (it is the answer to the person); nothing is logged.
+import { createInterface } from 'node:readline'
 import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { Privacy } from '../features/privacy/privacy.js'
 import { ScrubIncomplete } from '../features/privacy/scrub.js'
+import { parseRfc3339, RFC3339_FORM } from '../lib/rfc3339.js'
 import type { Store } from '../plugins/store/open.js'
 import { act, command, newDatabaseOption, subcommand, UsageError } from './cli.js'
 import { openServerStore, serverPepper } from './data.js'
@@ -23,6 +25,24 @@ interface Values {
   email?: string
   id?: string
   before?: string
+  yes?: boolean
+}
+
+/** Asks on the terminal (or reads the answer piped in); no answer (cron's empty input) is no. */
+async function confirm(question: string): Promise<boolean> {
+  process.stdout.write(question)
+  const lines = createInterface({ input: process.stdin })
+  try {
+    const answer = await new Promise<string | undefined>((resolve) => {
+      lines.once('line', resolve)
+      lines.once('close', () => resolve(undefined))
+    })
+    // A piped answer is not echoed: end the question's line.
+    if (!process.stdin.isTTY) process.stdout.write('\n')
+    return /^\s*y(es)?\s*$/i.test(answer ?? '')
+  } finally {
+    lines.close()
+  }
 }
 
 /** The erasure's lines: how many, which ids, and what became of the bytes. */
@@ -57,12 +77,18 @@ async function run(command: string, values: Values, privacy: Privacy, store: Sto
       return finishErasure(privacy, store, erased)
     }
     case 'purge': {
-      const before = values.before ? new Date(values.before) : undefined
-      if (!before || Number.isNaN(before.getTime()))
-        throw new UsageError(
-          `purge needs --before TIME, an RFC 3339 time such as 2025-01-01T00:00:00Z${values.before ? ` (not ${values.before})` : ''}`,
-        )
-      return finishErasure(privacy, store, await privacy.eraseBefore(before.toISOString(), 'retention'))
+      if (!values.before) throw new UsageError(`purge needs --before TIME, ${RFC3339_FORM}`)
+      const parsed = parseRfc3339(values.before)
+      if ('problem' in parsed) throw new UsageError(`--before ${parsed.problem}`)
+      const cutoff = parsed.instant.toISOString()
+      const count = await privacy.repo.countReceivedBefore(cutoff)
+      out(`before: ${cutoff} (${values.before}, in UTC)`)
+      out(`leads received before it: ${count}`)
+      if (count > 0 && values.yes !== true && !(await confirm(`erase these ${count} leads and every copy of them? [y/N] `))) {
+        process.stderr.write('leads: not confirmed, nothing was erased (--yes purges without asking, as from cron)\n')
+        return 1
+      }
+      return finishErasure(privacy, store, await privacy.eraseBefore(cutoff, 'retention'))
     }
     default:
       throw new UsageError(`unknown command ${command}`)
@@ -102,8 +128,13 @@ export function leadsCommand(): Command {
     .option('--email <address>', 'every lead of this address')
     .option('--id <lead_id>', 'this lead')
     .action(act((values: Values, cmd: Command) => runOn('erase', values, cmd)))
-  subcommand(leads, 'purge', 'erase every lead received before TIME (RFC 3339), as retention does')
-    .option('--before <time>', 'an RFC 3339 time, e.g. 2025-01-01T00:00:00Z')
+  subcommand(
+    leads,
+    'purge',
+    'erase every lead received before TIME (RFC 3339 with its offset), as retention does: prints the instant and how many, then asks (--yes: no question, for cron)',
+  )
+    .option('--before <time>', 'an RFC 3339 time with its offset, e.g. 2025-01-01T00:00:00Z or 2025-01-01T00:00:00+02:00')
+    .option('--yes', 'erase without asking (cron, scripts)')
     .action(act((values: Values, cmd: Command) => runOn('purge', values, cmd)))
   return leads
 }

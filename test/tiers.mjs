@@ -45,7 +45,7 @@ const TIERS = {
 }
 
 /** System files that test a scale-out on the configured PostgreSQL and Redis (DATABASE_URL, REDIS_URL). */
-export const SCALE_OUT = ['test/system/proxy.test.ts']
+export const SCALE_OUT = ['test/system/proxy.test.ts', 'test/system/erase-long-reader.test.ts', 'test/system/purge-before.test.ts']
 
 const args = process.argv.slice(2)
 const unknown = args.filter((a) => !(a in TIERS) && a !== '--scale-out')

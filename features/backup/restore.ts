@@ -1,26 +1,43 @@
 // Restore: a snapshot (snapshot.ts, or postgres.ts's) becomes the data folder a server starts on.
 //
 // Checked before anything is touched: the snapshot is finished (not a `.partial` folder), its
-// manifest is one this version reads, it holds no migration this version does not know (it was
-// written by a newer version), and no server is using the target folder (in-use.ts: a running
-// server's lock). A target that already holds anything is refused unless `force`, which moves
+// manifest is one this version writes and names only the files a snapshot holds, each a regular
+// file of the size it says (manifest.ts: a snapshot is data from outside), it holds no migration
+// this version does not know (it was written by a newer version), no server is using the target
+// folder (in-use.ts: a running server's lock), and the target is inside no data folder (compared
+// as real paths, links resolved). A target that already holds anything is refused unless `force`, which moves
 // it aside (`<DATA_DIR>.before-restore-<time>`): restore never deletes a data folder.
 //
 // The new folder is built beside the target (`<DATA_DIR>.restoring-<pid>`): each file copied
 // owner-only, its copy's SHA-256 compared with the manifest's, the database's copy integrity-
 // checked, everything fsynced; then it is renamed into place in one step. A restore killed
 // midway leaves the target as it was.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
-import { serverRunning } from '../../plugins/store/in-use.js'
-import { migrationNames } from '../../plugins/store/migrations.js'
-import { makeDirs, privateDir } from '../../plugins/store/private-files.js'
-import { checksum, copyPrivate, fsyncPath, humanBytes, isPartial, sizeOf, stamp } from './files.js'
+import { createHash } from 'node:crypto'
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
+import { dirname, join } from 'node:path'
+import { overlap, realPath } from '../../lib/real-path.js'
+import { serverLockFile, serverRunning } from '../../plugins/store/in-use.js'
+import { makeDirs, privateDir, privateFile } from '../../plugins/store/private-files.js'
+import { fsyncPath, humanBytes, sizeOf, stamp } from './files.js'
+import { READ_NO_FOLLOW, RestoreRefused, readSnapshot } from './manifest.js'
 import { POSTGRES_DUMP, restorePostgres } from './postgres.js'
-import { checkIntegrity, DATABASE_FILE, type Manifest, SNAPSHOT_FORMAT } from './snapshot.js'
+import { checkIntegrity, DATABASE_FILE, type Manifest } from './snapshot.js'
 
-/** A restore that would lose data or cannot work: its message says why and what to do. */
-export class RestoreRefused extends Error {}
+export { RestoreRefused }
 
 export interface RestoreOptions {
   /** The snapshot's folder (or its manifest.json). */
@@ -41,43 +58,42 @@ export interface Restored {
   counts: Record<string, number>
 }
 
-/** The snapshot's folder and manifest, refused when it is unfinished or not one. */
-export function readSnapshot(from: string): { dir: string; manifest: Manifest } {
-  const dir = resolve(basename(from) === 'manifest.json' ? dirname(from) : from)
-  if (isPartial(basename(dir))) {
-    throw new RestoreRefused(`${dir} is an unfinished snapshot (its writing was interrupted): restore a finished one`)
-  }
-  let manifest: Manifest
-  try {
-    manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    throw new RestoreRefused(
-      code === 'ENOENT'
-        ? `${dir} is not a snapshot: it has no manifest.json (npm run backup writes folders named studio-backup-<time>)`
-        : `${dir}/manifest.json cannot be read: ${(err as Error).message}`,
-    )
-  }
-  if (manifest.format !== SNAPSHOT_FORMAT) {
-    throw new RestoreRefused(`${dir} is not a snapshot this version reads (format ${JSON.stringify(manifest.format)})`)
-  }
-  const unknown = manifest.migrations.filter((name) => !migrationNames().includes(name))
-  if (unknown.length > 0) {
-    throw new RestoreRefused(
-      `${dir} was written by a newer version of studio-api (its database has migration ${unknown.join(', ')}, which this version does not know): restore it with that version`,
-    )
-  }
-  return { dir, manifest }
-}
-
-/** Copies a snapshot file into the folder being built, checking the copy against the manifest. */
+/**
+ * Copies a snapshot file into the folder being built (a new file, owner-only, created where no
+ * file or link was), reading through a descriptor that follows no link and no more than the
+ * manifest's size, and checks the copy's SHA-256 against the manifest.
+ */
 function copyChecked(dir: string, manifest: Manifest, relative: string, into: string): void {
-  const expected = manifest.files[relative]
-  const from = join(dir, relative)
-  if (!expected || !existsSync(from)) throw new RestoreRefused(`${dir} is damaged: ${relative} is missing`)
-  const copied = checksum(copyPrivate(from, into, relative))
-  if (copied.sha256 !== expected.sha256 || copied.bytes !== expected.bytes) {
-    throw new RestoreRefused(`${dir} is damaged: ${relative} does not match the checksum in its manifest`)
+  const expected = manifest.files[relative] as { bytes: number; sha256: string }
+  const damaged = () => new RestoreRefused(`${dir} is damaged: ${relative} does not match the checksum in its manifest`)
+  const folder = join(into, dirname(relative))
+  if (!existsSync(folder)) mkdirSync(folder, { mode: 0o700 })
+  const from = openSync(join(dir, relative), READ_NO_FOLLOW)
+  try {
+    const stat = fstatSync(from)
+    if (!stat.isFile() || stat.size !== expected.bytes) throw damaged()
+    const to = openSync(join(into, relative), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+    const hash = createHash('sha256')
+    try {
+      const buffer = Buffer.allocUnsafe(1 << 20)
+      let left = expected.bytes
+      while (left > 0) {
+        const n = readSync(from, buffer, 0, Math.min(buffer.length, left), null)
+        if (n === 0) throw damaged()
+        hash.update(buffer.subarray(0, n))
+        for (let written = 0; written < n; ) written += writeSync(to, buffer, written, n - written)
+        left -= n
+      }
+      // Grown since it was measured: not the file the manifest describes.
+      if (readSync(from, buffer, 0, 1, null) !== 0) throw damaged()
+      fsyncSync(to)
+    } finally {
+      closeSync(to)
+    }
+    privateFile(join(into, relative))
+    if (hash.digest('hex') !== expected.sha256) throw damaged()
+  } finally {
+    closeSync(from)
   }
 }
 
@@ -96,9 +112,32 @@ const refuseRunning = (dataDir: string): void => {
   }
 }
 
+/** The data folder a folder lies inside of (one holding a server's lock or a database), if any. */
+function enclosingDataDir(dir: string): string | undefined {
+  for (let parent = dirname(dir); parent !== dir; dir = parent, parent = dirname(dir)) {
+    if (existsSync(serverLockFile(parent)) || existsSync(join(parent, DATABASE_FILE))) return parent
+  }
+  return undefined
+}
+
+/** Refused before anything is written: a target inside a data folder (a running server's or not), or overlapping the snapshot. */
+function refusePlace(dataDir: string, snapshot: string): void {
+  if (overlap(dataDir, snapshot)) {
+    throw new RestoreRefused(`${dataDir} and the snapshot ${snapshot} overlap: restore into a folder outside the snapshot`)
+  }
+  const outer = enclosingDataDir(dataDir)
+  if (outer) {
+    const running = serverRunning(outer) ? 'a server is using it' : 'it holds a database'
+    throw new RestoreRefused(
+      `${dataDir} is inside the data folder ${outer} (${running}): restore into a folder of its own, beside it, never inside one (a data folder must hold no copy of an erased lead)`,
+    )
+  }
+}
+
 export async function restoreSnapshot(options: RestoreOptions): Promise<Restored> {
   const { dir, manifest } = readSnapshot(options.from)
-  const dataDir = resolve(options.dataDir)
+  // Where the folder really is (DATA_DIR may be, or pass through, a symbolic link).
+  const dataDir = realPath(options.dataDir)
   const now = options.now ?? (() => new Date())
   const folderFiles = Object.keys(manifest.files).filter((relative) => relative !== POSTGRES_DUMP)
   if (manifest.store === 'postgres' && !options.databaseUrl) {
@@ -110,8 +149,9 @@ export async function restoreSnapshot(options: RestoreOptions): Promise<Restored
     return { dataDir, manifest, movedAside: undefined, counts }
   }
 
-  // The target: not in use, and empty unless forced (then moved aside, never deleted).
+  // The target: not in use, nowhere inside a data folder, and empty unless forced (then moved aside, never deleted).
   refuseRunning(dataDir)
+  refusePlace(dataDir, dir)
   const present = existsSync(dataDir) ? readdirSync(dataDir) : []
   const aside = `${dataDir}.before-restore-${stamp(now())}`
   if (present.length > 0 && !options.force) {

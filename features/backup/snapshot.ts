@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
+import { overlap, realPath } from '../../lib/real-path.js'
 import { refuseLostLog, sqliteFile } from '../../plugins/store/open.js'
 import { makeDirs, privateDir, privateFile, touchPrivateFile } from '../../plugins/store/private-files.js'
 import { checksum, copyPrivate, finished, fsyncPath, isPartial, PREFIX, partialName, type SnapshotKind, sizeOf, stamp } from './files.js'
@@ -60,9 +61,6 @@ export type SnapshotOutcome = { written: Snapshot; skipped?: undefined } | { ski
 
 export type CopyMethod = 'vacuum' | 'backup-api'
 
-/** Where a test may stop a snapshot to kill it (scripts/backup.ts, STUDIO_BACKUP_TEST_PAUSE). */
-export type PauseStage = 'copied' | 'before-rename'
-
 export interface SnapshotOptions {
   dataDir: string
   /** The folder the snapshot goes into (created 0700 if missing). */
@@ -77,7 +75,6 @@ export interface SnapshotOptions {
   skipIfNewerThanMs?: number
   /** How long to wait for another snapshot into the same folder; 0: skip instead. */
   waitForLockMs?: number
-  pause?: (stage: PauseStage) => void
   now?: () => Date
 }
 
@@ -185,10 +182,9 @@ export interface DatabasePart {
 
 /** The embedded store's part: the database copied, then integrity-checked and counted on the copy. */
 export function sqlitePart(dataDir: string, method: CopyMethod = 'vacuum') {
-  return async (partial: string, pause?: (stage: PauseStage) => void): Promise<DatabasePart> => {
+  return async (partial: string): Promise<DatabasePart> => {
     const copy = join(partial, DATABASE_FILE)
     await copyDatabase(dataDir, copy, method)
-    pause?.('copied')
     const { migrations, counts } = checkIntegrity(copy)
     fsyncPath(copy)
     return { store: 'sqlite', migrations, counts, files: { [DATABASE_FILE]: checksum(copy) } }
@@ -201,10 +197,17 @@ export function sqlitePart(dataDir: string, method: CopyMethod = 'vacuum') {
  */
 export async function writeSnapshot(
   options: SnapshotOptions,
-  database: (partial: string, pause?: (stage: PauseStage) => void) => Promise<DatabasePart> = sqlitePart(options.dataDir, options.method),
+  database: (partial: string) => Promise<DatabasePart> = sqlitePart(options.dataDir, options.method),
 ): Promise<SnapshotOutcome> {
   const { dataDir, into, kind } = options
   const now = options.now ?? (() => new Date())
+  // Never inside the data folder (which must hold no copy of an erased lead), however either is
+  // spelt: compared as they really are, links resolved (a BACKUP_DIR made a link into it later too).
+  if (overlap(into, dataDir)) {
+    throw new Error(
+      `${into} and the data folder ${dataDir} overlap (${realPath(into)}, ${realPath(dataDir)}, links resolved): snapshots go outside the data folder`,
+    )
+  }
   makeDirs(into, 0o700)
   privateDir(into)
   const waitMs = options.waitForLockMs ?? 60_000
@@ -227,9 +230,21 @@ export async function writeSnapshot(
     for (let n = 2; existsSync(join(into, name)); n++) name = `${PREFIX[kind]}${stamp(started)}-${n}`
     const partial = join(into, partialName(name))
     mkdirSync(partial, { mode: 0o700 })
+    try {
+      return await writeInto(partial, name, started)
+    } catch (err) {
+      // A failed snapshot (a full disk, a failed check) gives its space back now, not at the next one.
+      rmSync(partial, { recursive: true, force: true })
+      throw err
+    }
+  } finally {
+    lock.release()
+  }
+
+  async function writeInto(partial: string, name: string, started: Date): Promise<SnapshotOutcome> {
     privateDir(partial)
 
-    const { files, ...part } = await database(partial, options.pause)
+    const { files, ...part } = await database(partial)
     const keySource = (relative: string, fromEnvironment: boolean): KeySource => {
       if (fromEnvironment) return 'environment'
       const from = join(dataDir, relative)
@@ -264,7 +279,6 @@ export async function writeSnapshot(
     fsyncPath(manifestFile)
     fsyncPath(partial)
 
-    options.pause?.('before-rename')
     const path = join(into, name)
     renameSync(partial, path)
     fsyncPath(into)
@@ -272,8 +286,6 @@ export async function writeSnapshot(
     const removed = options.keep === undefined ? [] : rotate(into, kind, options.keep)
     const bytes = Object.values(files).reduce((sum, f) => sum + f.bytes, sizeOf(join(path, 'manifest.json')))
     return { written: { path, manifest, bytes, seconds: (now().getTime() - started.getTime()) / 1000, removed } }
-  } finally {
-    lock.release()
   }
 }
 

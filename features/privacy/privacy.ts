@@ -73,7 +73,7 @@ export class Privacy {
   private readonly webhooks: WebhooksRepository
 
   constructor(
-    private readonly store: Pick<Store, 'db' | 'dialect' | 'values'>,
+    private readonly store: Pick<Store, 'db' | 'dialect' | 'values' | 'location'>,
     /** The key of the erasure records' address hashes (the server's pepper). */
     hashKey: string,
     private readonly now: () => Date = () => new Date(),
@@ -138,7 +138,7 @@ export class Privacy {
   /** Clears erased bytes from the SQLite files (scrub.ts); nothing to do on PostgreSQL. */
   async scrubFiles(options: ScrubOptions = {}): Promise<number> {
     if (this.store.dialect !== 'sqlite') return 0
-    return scrub(this.store.db, this.repo, { now: this.now, ...options })
+    return scrub(this.store.db, this.store.location, this.repo, { now: this.now, ...options })
   }
 
   /** Deletes outbox events past the payload retention, in batches; how many. */

@@ -71,6 +71,16 @@ export class PrivacyRepository {
     return rows.map((r) => r.id)
   }
 
+  /** How many leads were received strictly before `cutoff` (RFC 3339). */
+  async countReceivedBefore(cutoff: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('received_at', '<', cutoff)
+      .executeTakeFirst()
+    return Number(row?.n ?? 0)
+  }
+
   /** The erasures of an address, or of one lead, oldest first. */
   async erasures(which: { email: string } | { id: string }): Promise<Erasure[]> {
     let query = this.db.selectFrom('lead_erasures').select(['lead_id', 'erased_at', 'reason'])

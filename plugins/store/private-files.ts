@@ -11,11 +11,13 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   statSync,
   writeFileSync,
 } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
+import { ConfigError } from '../../lib/settings.js'
 
 const STICKY = 0o1000
 
@@ -90,8 +92,11 @@ export function touchPrivateFile(path: string): void {
   privateFile(path)
 }
 
-/** A data folder, or a file in it, that belongs to another user (see checkOwnership). */
-export class ForeignOwner extends Error {}
+/**
+ * A data folder, or a file in it, that belongs to another user (see checkOwnership): a mistake in
+ * the configuration (exit 78, EX_CONFIG), which a restart does not mend.
+ */
+export class ForeignOwner extends ConfigError {}
 
 /** The name of a local user (from /etc/passwd), for messages; undefined when unknown. */
 function userName(uid: number): string | undefined {
@@ -131,15 +136,31 @@ export function checkOwnership(dataDir: string, runner = 'the server'): void {
     }
   }
   const keys = join(dataDir, 'keys')
-  for (const path of [dataDir, ...inside(dataDir), ...inside(keys)]) {
-    // lstat: a symbolic link planted by another user is theirs, whatever it points to.
-    const stat = notThere(() => lstatSync(path, { throwIfNoEntry: false }))
+  const paths = [dataDir, ...inside(dataDir), ...inside(keys)]
+  // lstat: a symbolic link planted by another user is theirs, whatever it points to. And the
+  // folders as they resolve: a link of one's own to another user's folder is that user's folder.
+  const checks = [...paths.map((path) => [path, path] as const), [dataDir, realFolder(dataDir)] as const, [keys, realFolder(keys)] as const]
+  for (const [path, resolved] of checks) {
+    if (resolved === undefined) continue
+    const stat = notThere(() =>
+      resolved === path ? lstatSync(path, { throwIfNoEntry: false }) : statSync(resolved, { throwIfNoEntry: false }),
+    )
     if (stat === undefined || stat.uid === me || stat.uid === 0) continue
+    const shown = resolved === path ? path : `${path} (${resolved}, where it leads)`
     const myName = userName(me) ?? userInfo().username
     throw new ForeignOwner(
-      `${path} belongs to ${who(stat.uid)}, not to ${who(me)} that runs ${runner}: another user could have planted a signing key, a pepper or a database there (or read them), so the data folder is not used. ` +
+      `${shown} belongs to ${who(stat.uid)}, not to ${who(me)} that runs ${runner}: another user could have planted a signing key, a pepper or a database there (or read them), so the data folder is not used. ` +
         `Give it to the server's user (chown -R ${myName || me} ${dataDir}) if it is yours, or set DATA_DIR to a folder of the server's own.`,
     )
+  }
+}
+
+/** The real path of a folder that exists (links resolved), else undefined. */
+function realFolder(path: string): string | undefined {
+  try {
+    return realpathSync(path)
+  } catch {
+    return undefined
   }
 }
 

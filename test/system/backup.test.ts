@@ -4,15 +4,18 @@
 //     client authenticates with its old secret, a token issued before the backup is accepted,
 //     the webhook endpoint and its pending deliveries are there;
 //  2. a backup killed (kill -9) midway leaves nothing named as a finished backup, and the next
-//     one works;
+//     one works: the database is made large, so the copy takes a while, and the process is stopped
+//     at a file system event (its .partial folder, or the manifest in it, appearing), looked at,
+//     then killed; no hook in the code;
 //  3. restore refuses a folder a running server uses (even with --force) and one that holds a
 //     database; --force moves it aside, untouched;
 //  4. PostgreSQL: backup drives pg_dump, restore pg_restore into an empty database.
 // The scheduled backups and the snapshot before a migration: backup-schedule.test.ts.
 // SQLite whatever the suite's backend, but for 4.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { type Config, createConfig, projectRoot } from '../../config.js'
 import { checksum } from '../../features/backup/files.js'
@@ -141,46 +144,91 @@ t.test('a flood of 2,000 leads with a backup in the middle; restored, a server h
   t.equal(await server.stop(), 0)
 })
 
-/** The backup CLI started, waiting until it says it paused at `stage`. */
-async function pausedBackup(dataDir: string, into: string, stage: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [cliBundle(), 'backup', '--to', into], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, STUDIO_BACKUP_TEST_PAUSE: stage },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let err = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (d) => {
-      err += d
-      if (err.includes(`paused at ${stage}`)) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`backup exited (${code}) before pausing: ${err}`)))
-  })
-  return child
+/**
+ * A data folder whose database is large (64 MiB of incompressible rows beside the app's tables),
+ * so that a snapshot's copy takes long enough to be caught in the middle: no pause in the code.
+ */
+function largeDataFolder(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const db = new SQLite(join(dataDir, 'studio.db'))
+  db.pragma('journal_mode = WAL')
+  db.exec('create table padding (b blob)')
+  const insert = db.prepare('insert into padding values (randomblob(65536))')
+  db.transaction(() => {
+    for (let i = 0; i < 1024; i++) insert.run()
+  })()
+  db.close()
 }
 
-for (const stage of ['copied', 'before-rename']) {
-  t.test(`a backup killed with kill -9 at "${stage}" leaves nothing named as finished; the next works`, async (t) => {
+/** Resolves with the first name `dir` gets (created or renamed in) that `wanted` accepts. */
+function appears(dir: string, wanted: (name: string) => boolean): { seen: Promise<string>; close(): void } {
+  const watcher = watch(dir)
+  const seen = new Promise<string>((resolve) => {
+    watcher.on('change', (_event, name) => {
+      if (typeof name === 'string' && wanted(name)) resolve(name)
+    })
+  })
+  return { seen, close: () => watcher.close() }
+}
+
+/**
+ * `studio backup` killed with kill -9 at a moment a file system event marks: when its `.partial`
+ * folder appears (the copy is under way), or when the manifest appears in it (everything written,
+ * the rename next). The process is stopped (SIGSTOP) at the event, the folder looked at, then killed.
+ */
+async function killedBackup(t: Test, dataDir: string, into: string, at: 'copying' | 'manifest'): Promise<{ partialAtStop: boolean }> {
+  mkdirSync(into, { recursive: true, mode: 0o700 })
+  const partial = appears(into, (name) => name.endsWith('.partial'))
+  const child = spawn(process.execPath, [cliBundle(), 'backup', '--to', into], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir },
+    stdio: 'ignore',
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const name = await Promise.race([partial.seen, exited.then(() => undefined)])
+  partial.close()
+  if (name === undefined) throw new Error('the backup ended before writing anything')
+  if (at === 'manifest') {
+    const manifest = appears(join(into, name), (n) => n === 'manifest.json')
+    await Promise.race([manifest.seen, exited])
+    manifest.close()
+  }
+  child.kill('SIGSTOP')
+  const partialAtStop = existsSync(join(into, name))
+  child.kill('SIGKILL')
+  await exited
+  t.comment(`stopped at "${at}" with the .partial folder ${partialAtStop ? 'still there' : 'already renamed'}`)
+  return { partialAtStop }
+}
+
+/** Every folder named as a finished backup is whole: its manifest reads, and every file matches it. */
+function everyFinishedWhole(t: Test, into: string): void {
+  for (const name of finishedIn(into)) {
+    const manifest = JSON.parse(readFileSync(join(into, name, 'manifest.json'), 'utf8'))
+    for (const [file, { sha256 }] of Object.entries(manifest.files as Record<string, { sha256: string }>)) {
+      t.equal(checksum(join(into, name, file)).sha256, sha256, `${name}/${file} is whole`)
+    }
+  }
+}
+
+for (const at of ['copying', 'manifest'] as const) {
+  t.test(`a backup killed with kill -9 at "${at}" leaves nothing named as finished but whole; the next works`, async (t) => {
     const root = testdir(t, {})
     const dataDir = join(root, 'var')
     const backups = join(root, 'backups')
-    const server = await startServer(t, { DATA_DIR: dataDir })
-    const child = await pausedBackup(dataDir, backups, stage)
-    t.ok(
-      readdirSync(backups).some((n) => /^\.studio-backup-\d{8}T\d{9}Z\.partial$/.test(n)),
-      'it was writing, under a hidden .partial name',
-    )
-    child.kill('SIGKILL')
-    await new Promise((r) => child.once('exit', r))
-    t.same(finishedIn(backups), [], 'nothing named as a finished backup')
+    largeDataFolder(dataDir)
+    const { partialAtStop } = await killedBackup(t, dataDir, backups, at)
+    if (at === 'copying') t.ok(partialAtStop, 'it was killed while writing, under a hidden .partial name')
+    if (partialAtStop) t.same(finishedIn(backups), [], 'nothing named as a finished backup')
+    everyFinishedWhole(t, backups)
+    const before = finishedIn(backups)
     const path = await backup(t, dataDir, backups)
-    t.same(finishedIn(backups), [path.slice(backups.length + 1)], 'the next backup is the only finished one')
+    t.same(finishedIn(backups), [...before, path.slice(backups.length + 1)], 'the next backup is written beside what was finished')
     t.same(
       readdirSync(backups).filter((n) => n.endsWith('.partial')),
       [],
       "and the killed one's leftovers are gone",
     )
-    t.equal(await server.stop(), 0)
   })
 }
 
@@ -239,7 +287,7 @@ t.test('restore refuses a folder a running server uses, and one holding a databa
   appendFileSync(join(damaged, 'keys', 'secret-pepper'), 'x')
   const fromDamaged = await restore(join(root, 'elsewhere'), damaged)
   t.equal(fromDamaged.code, 1)
-  t.match(fromDamaged.stderr, /is damaged: keys\/secret-pepper does not match the checksum in its manifest/)
+  t.match(fromDamaged.stderr, /is damaged: keys\/secret-pepper is \d+ bytes, and its manifest says \d+/)
   t.notOk(existsSync(join(root, 'elsewhere')), 'a refused restore creates nothing')
   t.same(
     readdirSync(root).filter((n) => n.includes('.restoring-')),
@@ -253,7 +301,7 @@ t.test('backup refuses a destination inside the data folder', async (t) => {
   const server = await startServer(t, { DATA_DIR: dataDir })
   const res = await run('backup', ['backup', '--to', join(dataDir, 'backups')], sqliteConfig(dataDir))
   t.equal(res.code, 64)
-  t.match(res.stderr, /overlap: backups live outside the data folder/)
+  t.match(res.stderr, /overlap \(.*links resolved\): backups live outside the data folder/)
   t.equal(await server.stop(), 0)
 })
 

@@ -163,7 +163,7 @@ t.test('purge --before: leads received strictly before the cut-off are erased, t
   const cut = '2025-06-01T00:00:00.000Z'
   const at = (ms: number) => new Date(Date.parse(cut) + ms).toISOString()
   await storeAt(app.store, [leadAt('old', at(-1)), leadAt('edge', at(0)), leadAt('new', at(1))])
-  const purged = await run('leads', ['purge', '--before', '2025-06-01T02:00:00+02:00'], config)
+  const purged = await run('leads', ['purge', '--before', '2025-06-01T02:00:00+02:00', '--yes'], config)
   ok(t, purged, 'purge')
   t.match(purged.stdout, /^erased: 1$/m)
   t.same(await ids(app), ['edge', 'new'], 'the lead received exactly at the cut-off is kept')
