@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileText, type ValidateFunction } from './lib/ajv.js'
-import { EMAIL, list, parseRateLimits, parseTrustProxy, type RateLimitOverride } from './lib/config-values.js'
+import { EMAIL, list, parseRateLimits, parseTimeZone, parseTrustProxy, type RateLimitOverride } from './lib/config-values.js'
 import { boolean, ConfigError, decimal, integer, oneOf, parsed, string, type ValueOf, type Variable } from './lib/settings.js'
 
 export { MAX_RATE_LIMIT, parseRateLimits, parseTrustProxy, type RateLimitOverride, TRUST_PROXY_EXAMPLE } from './lib/config-values.js'
@@ -231,6 +231,11 @@ export const VARIABLES = {
       expected: 'an email address, or Name <address>',
     },
   ),
+  studioTimeZone: parsed(
+    'STUDIO_TIME_ZONE',
+    'the studio’s time zone (an IANA name such as `Europe/Rome`): the lead emails give times in it',
+    { default: 'UTC', parse: parseTimeZone },
+  ),
   webhooksAllowPrivate: boolean(
     'WEBHOOKS_ALLOW_PRIVATE',
     'let webhook endpoints be `http://` URLs and private, loopback or link-local addresses (tests; a receiver inside your own network); the server and `npm run webhooks` both need it',
@@ -244,11 +249,7 @@ export const VARIABLES = {
   webhooksMaxAttempts: integer(
     'WEBHOOKS_MAX_ATTEMPTS',
     'delivery attempts of an event to an endpoint (or of a lead email) before it is kept as a dead letter',
-    {
-      default: 10,
-      minimum: 1,
-      maximum: 20,
-    },
+    { default: 10, minimum: 1, maximum: 20 },
   ),
   webhooksTimeoutSeconds: integer('WEBHOOKS_TIMEOUT_SECONDS', 'time limit of one delivery attempt (a webhook POST, an email)', {
     default: 10,
