@@ -60,7 +60,7 @@ async function main(options: StartOptions): Promise<void> {
   flushLogs = () => logDestination.flushSync()
   const app = await buildApp(config, {
     // No redaction pass: nothing logs headers, bodies or credentials in the first place (request-log
-    // writes a fixed set of fields; test/logs.test.ts checks a full run), and pino's wildcard
+    // writes a fixed set of fields; test/app/logs.test.ts checks a full run), and pino's wildcard
     // redaction would copy every log line.
     // Buffered writes (4 KiB) instead of one write per line: flushed on close and on exit.
     logger: { level: config.logLevel, stream: logDestination },

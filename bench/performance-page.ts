@@ -1,6 +1,6 @@
 // Renders the latest results (bench/results/) into docs/performance.md's figures and bench/README.md's
 // ablation table (`npm run docs:performance`); a full run of the bench does it too.
-// test/performance-page.test.ts fails when a page differs from what the results render.
+// test/pure/performance-page.test.ts fails when a page differs from what the results render.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { RENDERED } from './lib/page.js'

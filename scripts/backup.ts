@@ -73,7 +73,7 @@ function keyNotes(manifest: Manifest, restoring: boolean): string[] {
   return notes
 }
 
-/** Tests only: stop at a stage, to be killed there (test/backup.test.ts). */
+/** Tests only: stop at a stage, to be killed there (test/system/backup.test.ts). */
 function testPause(): ((stage: PauseStage) => void) | undefined {
   const at = process.env.STUDIO_BACKUP_TEST_PAUSE
   if (!at) return undefined

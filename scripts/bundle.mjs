@@ -42,6 +42,9 @@ export const ENTRIES = {
   'backup-thread': { source: 'features/backup/backup-thread.ts', app: false, start: true },
   // The configuration alone: scripts/start.mjs checks it before it builds anything else.
   'config.bundle': { source: 'config.ts', app: false },
+  // The operator's CLI (scripts/studio.ts): what the system tests run as a process, as they run
+  // server.bundle, so that a test starts in a fraction of a second instead of compiling through tsx.
+  'studio.bundle': { source: 'scripts/studio.ts', app: true },
 }
 
 /** What `npm start` builds: the server and the files it starts threads from. */

@@ -1,6 +1,6 @@
 // docs/configuration.md's table, rendered from config.ts's VARIABLES. Run as a script
 // (`npm run docs:config`) it rewrites the table; `npm test` fails when the page differs from it
-// (test/config.test.ts imports withConfigTable).
+// (test/app/config.test.ts imports withConfigTable).
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'

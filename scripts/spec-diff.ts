@@ -5,7 +5,7 @@
 //
 // Prints each change (breaking or not, where, what), then the verdict; exits 1 when a change
 // breaks consumers of the release and info.version does not raise the major version. `npm test`
-// runs the same gate (test/spec-release.test.ts).
+// runs the same gate (test/pure/spec-release.test.ts).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'

@@ -1,6 +1,6 @@
 // docs/performance.md's figures, rendered from the latest results of each mode (bench/results/):
 // the tables between its markers are this module's output, nothing else (`npm run
-// docs:performance`, and each full run of the bench, rewrite them; test/performance-page.test.ts
+// docs:performance`, and each full run of the bench, rewrite them; test/pure/performance-page.test.ts
 // checks that the page is the one the results render).
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -85,7 +85,7 @@ export default fp<{ config: Config }>(
     // process was cut off at its deadline, exit 1, before the plugins had closed. Here each is
     // closed as soon as its response is done, and whatever still has a response in progress
     // after SHUTDOWN_DRAIN_MS (a client that stopped reading, a long stream) is cut, so the
-    // plugins close in time (test/shutdown.test.ts).
+    // plugins close in time (test/system/shutdown.test.ts).
     let draining: NodeJS.Timeout | undefined
     let cut: NodeJS.Timeout | undefined
     app.addHook('preClose', async () => {

@@ -14,6 +14,7 @@ import { createClient } from '../../plugins/auth/admin.js'
 import { Conformance } from '../../plugins/spec/conformance.js'
 import { Spec } from '../../plugins/spec/document.js'
 import { loadSpec } from '../../plugins/spec/load.js'
+import { serverBundle } from './bundles.js'
 import { testdir } from './folders.js'
 
 /** The spec as the tests read it: the same document the app loads by default. */
@@ -98,7 +99,7 @@ export function refusedStart(config: Config, env: Record<string, string> = {}): 
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'server.ts'],
+      [serverBundle()],
       {
         cwd: projectRoot,
         timeout: 60_000,

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { type Config, createConfig, projectRoot } from '../../config.js'
 import { startedApp } from './app.js'
+import { cliBundle } from './bundles.js'
 
 export interface Run {
   code: number
@@ -32,7 +33,7 @@ export function run(
     execFile(
       process.execPath,
       // backup's first argument says which of its two commands (backup, restore) runs.
-      ['--import', 'tsx', join('scripts', 'studio.ts'), ...(script === 'backup' ? args : [script, ...args])],
+      [cliBundle(), ...(script === 'backup' ? args : [script, ...args])],
       { cwd: projectRoot, env, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0

@@ -6,7 +6,7 @@
 // a server in it, whose close is a teardown, so the folder went while they were still running:
 // harmless for a database file that is merely unlinked, a race for anything still writing into
 // the folder (a scheduled backup; CI saw the same race as ENOTEMPTY with a folder of its own).
-// Registering a teardown first puts the removal after all of them. test/folders.test.ts checks
+// Registering a teardown first puts the removal after all of them. test/pure/folders.test.ts checks
 // that this still holds for the tap installed.
 import type { Test } from 'tap'
 

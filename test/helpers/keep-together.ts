@@ -1,4 +1,4 @@
-// One of several processes that make the same kept keys at the same moments (test/files.test.ts):
+// One of several processes that make the same kept keys at the same moments (test/system/files.test.ts):
 // for each folder given, it waits until its moment (a shared start time, then one every 150 ms),
 // then reads or creates the key `k` there with keptValue, as instances starting together do.
 // Prints what it read, one line per folder, as JSON.

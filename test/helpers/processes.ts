@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
 import { projectRoot } from '../../config.js'
+import { serverBundle } from './bundles.js'
 
 const run = promisify(execFile)
 
@@ -118,6 +119,12 @@ export interface ServerProcess {
   port: number
   child: ChildProcess
   output(): string
+  /**
+   * Resolves once the server's output (stdout and stderr) matches `pattern`: a log line waited for
+   * instead of slept for (the logger flushes in its own time). Only the output after its first
+   * `from` characters counts (`output().length` before the action waited on). Rejects after `withinMs`.
+   */
+  waitFor(pattern: RegExp, withinMs?: number, from?: number): Promise<void>
   /** SIGTERM (graceful); resolves with the exit code. */
   stop(): Promise<number | null>
   /** SIGKILL: no chance to clean up. */
@@ -130,7 +137,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 export interface StartOptions {
-  /** Node's arguments: default `server.ts` through tsx. */
+  /** Node's arguments: default the server bundle (dist/server.bundle.js, `npm run build:server`). */
   args?: string[]
   /** Default the project root. */
   cwd?: string
@@ -142,10 +149,10 @@ export interface StartOptions {
   withinMs?: number
 }
 
-/** Starts `server.ts` (or `options.args`) as its own process and waits until /healthz answers. */
+/** Starts the server bundle (or `options.args`) as its own process and waits until /healthz answers. */
 export async function startServer(t: Test, env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const port = Number(env.PORT ?? (await freePort()))
-  const child = spawn(process.execPath, options.args ?? ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, options.args ?? [serverBundle()], {
     cwd: options.cwd ?? projectRoot,
     env: {
       PATH: process.env.PATH ?? '',
@@ -161,18 +168,35 @@ export async function startServer(t: Test, env: Record<string, string>, options:
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout?.on('data', (d) => {
+  const waiting = new Set<() => void>()
+  const heard = (d: Buffer) => {
     output += d
-  })
-  child.stderr?.on('data', (d) => {
-    output += d
-  })
+    for (const check of waiting) check()
+  }
+  child.stdout?.on('data', heard)
+  child.stderr?.on('data', heard)
   const url = `http://127.0.0.1:${port}`
   const server: ServerProcess = {
     url,
     port,
     child,
     output: () => output,
+    waitFor(pattern, withinMs = 30_000, from = 0) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(output.slice(from))) return
+          clearTimeout(timer)
+          waiting.delete(check)
+          resolve()
+        }
+        const timer = setTimeout(() => {
+          waiting.delete(check)
+          reject(new Error(`no ${pattern} in the output of the server on port ${port} within ${withinMs / 1000} s:\n${output}`))
+        }, withinMs)
+        waiting.add(check)
+        check()
+      })
+    },
     async stop() {
       child.kill('SIGTERM')
       const code = await exited(child)

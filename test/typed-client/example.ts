@@ -3,7 +3,7 @@
 //
 //   npx openapi-typescript https://api.studio.example/openapi.json -o studio-api.ts
 //
-// (test/typed-client.test.ts generates the types from a running server, type-checks this file
+// (test/system/typed-client.test.ts generates the types from a running server, type-checks this file
 // against them and runs it.)
 import createClient, { type Middleware } from 'openapi-fetch'
 import type { paths } from './studio-api.js'

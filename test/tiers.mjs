@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// The test suite in three tiers, each run by tap with settings of its own, its wall time printed.
+//
+// Where a test file goes (the rule; a file that mixes kinds is split, a file is never dropped):
+//
+//   test/pure/    no app, no store, no process, no socket: functions, the spec, the docs, the
+//                 layout. Runs once.
+//   test/app/     the app in this process (buildApp / testApp / live, inject or a listener of its
+//                 own, in-process receivers and SMTP servers) on the configured store: SQLite, or
+//                 PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set. The only tier CI runs
+//                 on both stores, so a test belongs here when its answer could differ by store.
+//   test/system/  whatever starts a process or stands for the machine: servers and CLIs as child
+//                 processes (the built bundles, test/helpers/bundles.ts), throwaway PostgreSQL and
+//                 Redis servers, floods, kill -9, raw sockets and timeouts, browsers
+//                 (test/system/browser), npm pack, the build, external linters. Runs once, on the
+//                 embedded default; the files that test a scale-out against the configured
+//                 PostgreSQL/Redis (SCALE_OUT below) run again with them.
+//
+// Usage:
+//   node test/tiers.mjs [pure] [app] [system] [--scale-out]
+//     no tier named: all three (what `npm test` runs after its pretest);
+//     --scale-out: the SCALE_OUT files too (CI's PostgreSQL + Redis run: `app --scale-out`).
+//   npm run test:quick    pure + app: the edit loop (no pretest; the UI build only if missing).
+//
+// Prints tap's output, a line per tier (`== tier app: 1234 passed, 0 failed, 95 s`), and last the
+// sum in tap's own summary form (`# { total: N, pass: N, fail: N }`), which .ci/run adds up.
+// Exits non-zero when a tier failed.
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)))
+
+/**
+ * Per tier: tap's parallel jobs and its per-file timeout (a hang detector, not a speed check). On a
+ * 2-core machine: pure files are short and mostly loading, so four at a time keep both cores busy;
+ * app files are CPU-bound in one process each, two at a time; system files wait on the processes
+ * they start, which need the cores themselves, so two at a time.
+ */
+const TIERS = {
+  pure: { jobs: 4, timeout: 120 },
+  app: { jobs: 2, timeout: 180 },
+  system: { jobs: 2, timeout: 300 },
+}
+
+/** System files that test a scale-out on the configured PostgreSQL and Redis (DATABASE_URL, REDIS_URL). */
+export const SCALE_OUT = ['test/system/proxy.test.ts']
+
+const args = process.argv.slice(2)
+const unknown = args.filter((a) => !(a in TIERS) && a !== '--scale-out')
+if (unknown.length > 0) {
+  console.error(`tiers: unknown ${unknown.join(', ')}; usage: node test/tiers.mjs [pure] [app] [system] [--scale-out]`)
+  process.exit(64)
+}
+const named = args.filter((a) => a in TIERS)
+const selected = named.length > 0 ? named : Object.keys(TIERS)
+const scaleOut = args.includes('--scale-out') && !selected.includes('system')
+
+/** The test files under `dir` (recursively), relative to the project root. */
+function testFiles(dir) {
+  const out = []
+  const walk = (d) => {
+    for (const name of readdirSync(d).sort()) {
+      const path = join(d, name)
+      if (statSync(path).isDirectory()) walk(path)
+      else if (name.endsWith('.test.ts')) out.push(relative(root, path))
+    }
+  }
+  walk(join(root, dir))
+  return out
+}
+
+/** The newest modification time of the tracked sources a bundle is made from. */
+function newestSource() {
+  const listed = spawnSync('git', ['ls-files', '-z', '--', '*.ts', '*.mjs', '*.json'], { cwd: root, encoding: 'utf8' })
+  if (listed.status !== 0) return Number.POSITIVE_INFINITY
+  let newest = 0
+  for (const file of listed.stdout.split('\0')) {
+    if (!file || file.startsWith('test/') || file.startsWith('ui/') || file.startsWith('client/')) continue
+    try {
+      newest = Math.max(newest, statSync(join(root, file)).mtimeMs)
+    } catch {
+      // deleted in the working tree
+    }
+  }
+  return newest
+}
+
+/** What the chosen tiers need built: the UI (pages, apps) and docs assets; the bundles for processes. */
+function prepare(needsBundles) {
+  const step = (what, command, commandArgs) => {
+    const started = Date.now()
+    const res = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit' })
+    if (res.status !== 0) {
+      console.error(`tiers: ${what} failed`)
+      process.exit(1)
+    }
+    console.log(`== ${what}: ${Math.round((Date.now() - started) / 1000)} s`)
+  }
+  // `npm test`'s pretest builds both; a quick run builds what is missing only.
+  if (!existsSync(join(root, 'dist', 'ui'))) step('build:ui', 'npm', ['run', '-s', 'build:ui'])
+  if (!existsSync(join(root, 'dist', 'docs-static'))) step('build:docs', 'npm', ['run', '-s', 'build:docs'])
+  if (needsBundles) {
+    const bundle = join(root, 'dist', 'studio.bundle.js')
+    const built = existsSync(bundle) && existsSync(join(root, 'dist', 'server.bundle.js')) ? statSync(bundle).mtimeMs : 0
+    // Spawned servers and CLIs run the bundles: rebuilt when a source changed since (a second or so).
+    if (built < newestSource()) step('build:server (the bundles the system tests run)', process.execPath, ['scripts/bundle.mjs'])
+  }
+}
+
+/** Runs tap on `files`; resolves with its counts, read from its summary line. */
+function tap(files, { jobs, timeout }) {
+  return new Promise((resolve) => {
+    const bin = join(root, 'node_modules', '.bin', 'tap')
+    const child = spawn(bin, [`--jobs=${process.env.TAP_JOBS || jobs}`, `--timeout=${timeout}`, ...files], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let tail = ''
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk)
+      tail = (tail + chunk).slice(-4096)
+    })
+    child.on('exit', (code, signal) => {
+      const summary = [...tail.matchAll(/^# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/gm)].pop()
+      const pass = Number(summary?.[2] ?? 0)
+      let fail = Number(summary?.[3] ?? 0)
+      if ((code !== 0 || signal) && fail === 0) fail = 1
+      resolve({ pass, fail, ok: code === 0 })
+    })
+  })
+}
+
+const store = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'SQLite'
+const runs = selected.map((tier) => ({ tier, files: testFiles(join('test', tier)) }))
+if (scaleOut) runs.push({ tier: 'system (scale-out)', files: SCALE_OUT, settings: TIERS.system })
+prepare(runs.some(({ tier }) => tier.startsWith('system')))
+
+let pass = 0
+let fail = 0
+const lines = []
+for (const run of runs) {
+  console.log(`\n== tier ${run.tier} on ${store}: ${run.files.length} files`)
+  const started = Date.now()
+  const result = await tap(run.files, run.settings ?? TIERS[run.tier])
+  const seconds = Math.round((Date.now() - started) / 1000)
+  const line = `== tier ${run.tier} on ${store}: ${result.pass} passed, ${result.fail} failed, ${seconds} s`
+  console.log(line)
+  lines.push(line)
+  pass += result.pass
+  fail += result.fail
+}
+console.log(`\n${lines.join('\n')}`)
+console.log(`# { total: ${pass + fail}, pass: ${pass}, fail: ${fail} }`)
+process.exit(fail > 0 ? 1 : 0)
