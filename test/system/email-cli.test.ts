@@ -131,6 +131,6 @@ t.test('npm run email -- test: sends one now and prints what the SMTP server ans
   t.equal(unset.code, 1)
   t.match(unset.stderr, /SMTP_URL and LEAD_EMAIL_TO are not set/)
   const half = await run('email', ['test'], config, { SMTP_URL: smtp.url })
-  t.equal(half.code, 1)
+  t.equal(half.code, 78, 'a configuration error: EX_CONFIG')
   t.match(half.stderr, /LEAD_EMAIL_TO is required when SMTP_URL is set/)
 })
