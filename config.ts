@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileText, type ValidateFunction } from './lib/ajv.js'
-import { EMAIL, list, parseRateLimits, parseTrustProxy, type RateLimitOverride } from './lib/config-values.js'
+import { EMAIL, list, parseRateLimits, parseTimeZone, parseTrustProxy, type RateLimitOverride } from './lib/config-values.js'
 import { overlap } from './lib/real-path.js'
 import { boolean, ConfigError, decimal, integer, oneOf, parsed, string, type ValueOf, type Variable } from './lib/settings.js'
 import { checkedSmtpUrl } from './lib/smtp-url.js'
@@ -234,6 +234,11 @@ export const VARIABLES = {
       expected: 'an email address, or Name <address>',
     },
   ),
+  studioTimeZone: parsed(
+    'STUDIO_TIME_ZONE',
+    'the studio’s time zone (an IANA name such as `Europe/Rome`): the lead emails give times in it',
+    { default: 'UTC', parse: parseTimeZone },
+  ),
   webhooksAllowPrivate: boolean(
     'WEBHOOKS_ALLOW_PRIVATE',
     'let webhook endpoints be `http://` URLs and private, loopback or link-local addresses (tests; a receiver inside your own network); the server and `npm run webhooks` both need it',
@@ -247,11 +252,7 @@ export const VARIABLES = {
   webhooksMaxAttempts: integer(
     'WEBHOOKS_MAX_ATTEMPTS',
     'delivery attempts of an event to an endpoint (or of a lead email) before it is kept as a dead letter',
-    {
-      default: 10,
-      minimum: 1,
-      maximum: 20,
-    },
+    { default: 10, minimum: 1, maximum: 20 },
   ),
   webhooksTimeoutSeconds: integer('WEBHOOKS_TIMEOUT_SECONDS', 'time limit of one delivery attempt (a webhook POST, an email)', {
     default: 10,

@@ -130,3 +130,16 @@ export function parseTrustProxy(text: string): false | string[] {
   }
   return entries
 }
+
+/** STUDIO_TIME_ZONE: an IANA time zone name the runtime knows (`Europe/Rome`, `UTC`), as written. */
+export function parseTimeZone(text: string): string {
+  const zone = text.trim()
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: zone })
+  } catch {
+    throw new ConfigError(
+      `Invalid configuration: STUDIO_TIME_ZONE must be a time zone name such as Europe/Rome, America/New_York or UTC (got ${JSON.stringify(text)})`,
+    )
+  }
+  return zone
+}

@@ -23,6 +23,9 @@ const out = (text: string): void => {
 
 const NOT_CONFIGURED = 'SMTP_URL and LEAD_EMAIL_TO are not set: set both (docs/receiving-leads.md) for the server and for this command'
 
+/** Node's words for a certificate it does not trust (expired, self-signed, another host's). */
+const UNTRUSTED = /certificate|self[- ]signed|altnames/i
+
 /** Sends a test message now and prints what the SMTP server answered; 0 when it took it. */
 async function sendTest(config: Config): Promise<number> {
   if (!config.smtpUrl || config.leadEmailTo.length === 0) throw new Error(NOT_CONFIGURED)
@@ -42,7 +45,9 @@ async function sendTest(config: Config): Promise<number> {
     out(
       permanent
         ? 'The server refused it for good: check LEAD_EMAIL_FROM, LEAD_EMAIL_TO and the account in SMTP_URL.'
-        : 'Check SMTP_URL (host, port, smtp:// or smtps://) and that the server is reachable from here.',
+        : UNTRUSTED.test(e.message)
+          ? "The SMTP server's certificate is not trusted here. A mail catcher on your own machine: see docs/receiving-leads.md, Local development."
+          : 'Check SMTP_URL (host, port, smtp:// or smtps://) and that the server is reachable from here.',
     )
     return 1
   } finally {

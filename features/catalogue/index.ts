@@ -92,9 +92,11 @@ export default fp<{ config: Config }>(
         'ENQUIRY_CONTACT gives no email, phone number or address: the project pages ask visitors to get in touch without saying how; set it, e.g. ENQUIRY_CONTACT="Write to hello@your-studio.example or call +39 02 0000 0000"',
       )
     }
-    registerProjectPages(app, config, { studio: app.playbook.studio.name, tagline: app.playbook.studio.tagline })
+    // The studio names the site: its pages and the server's 404 pages (plugins/errors reads app.site).
+    Object.assign(app.site, { name: app.playbook.studio.name, tagline: app.playbook.studio.tagline, icon: '/projects/icon.svg' })
+    registerProjectPages(app, config, app.site)
   },
-  { name: 'catalogue', fastify: '5.x', dependencies: ['spec', 'store', 'playbook'] },
+  { name: 'catalogue', fastify: '5.x', dependencies: ['spec', 'store', 'playbook', 'errors'] },
 )
 
 export { catalogueFile, type Project, readCatalogueFile } from './file.js'

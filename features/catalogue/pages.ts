@@ -5,10 +5,11 @@
 // and the Error body to everything else.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { negotiate } from '@fastify/accept-negotiator'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { type Config, projectRoot } from '../../config.js'
+import type { Site as Shell } from '../../lib/page.js'
 import { AppError } from '../../plugins/errors/codes.js'
+import { wantsHtml } from '../../plugins/errors/html.js'
 import { type Enquiry, icon, indexPage, notFoundPage, projectPage, type Site } from './html.js'
 
 /** The public page of a project. */
@@ -19,11 +20,7 @@ export function projectPageUrl(baseUrl: string, id: string): string {
 // Read from the source folder (the compiled server runs from dist/, where tsc copies no .js asset).
 const enquiryScript = readFileSync(join(projectRoot, 'features', 'catalogue', 'enquiry.js'))
 
-/** Does the client ask for a page (a browser) rather than data? */
-const wantsHtml = (request: FastifyRequest): boolean =>
-  negotiate(request.headers.accept ?? '', ['application/json', 'text/html']) === 'text/html'
-
-export function registerProjectPages(app: FastifyInstance, config: Config, site: Omit<Site, 'enquiry'>): void {
+export function registerProjectPages(app: FastifyInstance, config: Config, site: Shell): void {
   const enquiry: Enquiry = config.leadsAllowAnonymous ? { form: true } : { form: false, contact: config.enquiryContact }
   const full: Site = { ...site, enquiry }
   const origin = new URL(config.publicBaseUrl).origin

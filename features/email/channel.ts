@@ -5,20 +5,19 @@ import type { NodemailerError, SendMailOptions } from 'nodemailer'
 import { type Attempted, type Channel, held, Interrupted } from '../webhooks/channel.js'
 import { LEAD_RECEIVED, type LeadReceivedEvent, TEST_EVENT } from '../webhooks/events.js'
 import { type DueDelivery, type Endpoint, recipientsOf } from '../webhooks/repository.js'
-import { headerText, type LeadMessage, leadMessage, testMessage } from './message.js'
+import { headerText, type LeadMessage, leadMessage, type MessageStyle, testMessage } from './message.js'
 import { failedOutcome, type Mailer, sentOutcome } from './transport.js'
 
-export interface EmailChannelOptions {
+export interface EmailChannelOptions extends MessageStyle {
   /** Undefined when SMTP_URL is not set on this server. */
   mailer: Mailer | undefined
   from: string
-  publicHost: string
 }
 
 /** The message a delivery sends, or why it cannot be rendered. */
-export function messageOf(delivery: DueDelivery, publicHost: string): LeadMessage | undefined {
-  if (delivery.event_type === LEAD_RECEIVED) return leadMessage((JSON.parse(delivery.payload) as LeadReceivedEvent).data, publicHost)
-  if (delivery.event_type === TEST_EVENT) return testMessage(delivery.event_id, publicHost, new Date(delivery.event_created_at))
+export function messageOf(delivery: DueDelivery, style: MessageStyle): LeadMessage | undefined {
+  if (delivery.event_type === LEAD_RECEIVED) return leadMessage((JSON.parse(delivery.payload) as LeadReceivedEvent).data, style)
+  if (delivery.event_type === TEST_EVENT) return testMessage(delivery.event_id, style.publicHost, new Date(delivery.event_created_at))
   return undefined
 }
 
@@ -41,7 +40,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
   return {
     async deliver(endpoint: Endpoint, delivery: DueDelivery, signal: AbortSignal): Promise<Attempted> {
       if (!options.mailer) return held('SMTP_URL is not set on this server')
-      const message = messageOf(delivery, options.publicHost)
+      const message = messageOf(delivery, options)
       if (!message) return { failed: `no email for ${delivery.event_type} events`, permanent: true }
       try {
         const info = await options.mailer.send(envelope(message, options.from, recipientsOf(endpoint.url)), signal)

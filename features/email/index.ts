@@ -15,7 +15,16 @@ export default fp<{ config: Config }>(
     const mailer: Mailer | undefined = configured
       ? await createMailer({ smtpUrl: config.smtpUrl as string, timeoutMs: config.webhooksTimeoutSeconds * 1000 })
       : undefined
-    app.deliveries.addChannel('email', emailChannel({ mailer, from: config.leadEmailFrom, publicHost: config.publicHost }))
+    app.deliveries.addChannel(
+      'email',
+      emailChannel({
+        mailer,
+        from: config.leadEmailFrom,
+        publicHost: config.publicHost,
+        studio: app.playbook.studio.name,
+        timeZone: config.studioTimeZone,
+      }),
+    )
 
     // Before any lead is taken: from now on each lead's transaction writes its email's delivery.
     if (configured) {
@@ -29,5 +38,5 @@ export default fp<{ config: Config }>(
       )
     }
   },
-  { name: 'email', fastify: '5.x', dependencies: ['webhooks'] },
+  { name: 'email', fastify: '5.x', dependencies: ['webhooks', 'playbook'] },
 )

@@ -1,7 +1,9 @@
 // The email a stored lead becomes: rendered from its `lead.received` event (the lead's log
 // entry), so whatever the entry carries (a `source`, a field the spec adds later) is shown, by
 // name, with no change here. Subject and Reply-To carry the prospect's name and address; the
-// Message-ID is built from the lead id, so a resent email is recognisably the same message.
+// Message-ID is built from the lead id, so a resent email is recognisably the same message. The
+// greeting names the studio (data/playbook.json), times are in words in the studio's time zone
+// (STUDIO_TIME_ZONE), and the HTML part links the address (mailto:) and the phone (tel:).
 //
 // Untrusted text stays text: it is cleaned by lib/text.ts's table again (control, format and
 // other invisible characters removed, line breaks of every spelling a space in a one-line
@@ -18,6 +20,13 @@ import { escapeHtml } from '../../lib/html.js'
 import { cleanLine, cleanText } from '../../lib/text.js'
 
 type LeadEntry = components['schemas']['LeadLogEntry'] & Record<string, unknown>
+
+/** Who the email speaks for: the studio's name and time zone, the public host (Message-ID). */
+export interface MessageStyle {
+  studio: string
+  timeZone: string
+  publicHost: string
+}
 
 /** A message, as nodemailer takes it (less the envelope, which the channel adds). */
 export interface LeadMessage {
@@ -50,6 +59,46 @@ const mailto = (address: string): string => {
 }
 
 /**
+ * A `tel:` URL of a phone number as people write it (RFC 3966): the visual separators the spec
+ * allows (spaces, `( ) - . /`) dropped, and a `(0)` after a country code with them (it is dialled
+ * only from inside the country); only digits and `+` stay as they are, anything else (in a lead
+ * stored before the phone rule) is percent-encoded, so nothing in it reads as a parameter.
+ */
+export const tel = (phone: string): string => {
+  const international = phone.trimStart().startsWith('+')
+  const number = (international ? phone.replace(/\(\s*0\s*\)/g, '') : phone).replace(/[\s().\-/]/g, '')
+  return `tel:${[...number].map((c) => (/^[0-9+]$/.test(c) ? c : percent(c))).join('')}`
+}
+
+/** A character as the percent-encoding of its UTF-8 bytes. */
+const percent = (c: string): string =>
+  [...new TextEncoder().encode(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('')
+
+/** An RFC 3339 time as it is written in the lead log. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
+
+const formats = new Map<string, Intl.DateTimeFormat>()
+
+/** A time in words in a time zone: `Sunday, 22 November 2026 at 11:15 CET`. */
+export function inWords(at: Date, timeZone: string): string {
+  let format = formats.get(timeZone)
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      weekday: 'long',
+      day: 'numeric',
+      month: 'long',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone,
+      timeZoneName: 'short',
+    })
+    formats.set(timeZone, format)
+  }
+  return format.format(at)
+}
+
+/**
  * Header text as RFC 2047 encoded-words (UTF-8, Q), whatever it holds: a reader decodes each
  * word once, so text that looks like an encoded-word inside it is shown as typed.
  */
@@ -64,6 +113,9 @@ const show = (value: unknown): string | undefined => {
   if (value === null || value === undefined || value === '') return undefined
   return typeof value === 'string' ? value : JSON.stringify(value)
 }
+
+/** A time of the entry (`received_at`, `consented_at`…): an RFC 3339 string under a key ending in `_at`. */
+const isTime = (key: string, value: string): boolean => key.endsWith('_at') && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value))
 
 /** The entry's fields to show, labelled, in order: ours first, any other, then the server's own. */
 function fields(entry: Record<string, unknown>): { key: string; label: string; value: string }[] {
@@ -83,39 +135,45 @@ function fields(entry: Record<string, unknown>): { key: string; label: string; v
 const domainOf = (publicHost: string): string => publicHost.replace(/:\d+$/, '')
 
 /** The email of a `lead.received` event's lead. */
-export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
+export function leadMessage(entry: LeadEntry, style: MessageStyle): LeadMessage {
   // A lead stored before every name was checked once cleaned may have none.
   const name = oneLine(String(entry.name ?? ''))
   const address = oneLine(String(entry.email ?? ''))
+  const studio = oneLine(style.studio)
+  const greeting = `New enquiry for ${studio}${name ? ` from ${name}` : ''}.`
   const rows = fields(entry)
+  const shown = (key: string, value: string): string => (isTime(key, value) ? inWords(new Date(value), style.timeZone) : oneLine(value))
   const text = [
-    `New enquiry from ${name}.`,
+    greeting,
     '',
     ...rows.flatMap(({ key, label, value }) => {
-      if (key !== 'note') return [`${label}: ${oneLine(value)}`]
+      if (key !== 'note') return [`${label}: ${shown(key, value)}`]
       return [`${label}:`, ...lines(value).map((l) => `  ${l}`)]
     }),
     '',
-    `Reply to this email to answer ${name} directly.`,
+    `Reply to this email to answer ${name ? `${name} ` : ''}directly.`,
     '',
   ].join('\n')
   const cell = (key: string, value: string) => {
-    if (key === 'email') return `<a href="${escapeHtml(mailto(oneLine(value)))}">${escapeHtml(oneLine(value))}</a>`
+    const line = oneLine(value)
+    if (key === 'email') return `<a href="${escapeHtml(mailto(line))}">${escapeHtml(line)}</a>`
+    if (key === 'phone') return `<a href="${escapeHtml(tel(line))}">${escapeHtml(line)}</a>`
     if (key === 'note') return lines(value).map(escapeHtml).join('<br>')
-    return escapeHtml(oneLine(value))
+    if (isTime(key, value)) return `<time datetime="${escapeHtml(value)}">${escapeHtml(shown(key, value))}</time>`
+    return escapeHtml(line)
   }
   const html = [
     '<!doctype html>',
-    '<html lang="en"><head><meta charset="utf-8"><title>New enquiry</title></head>',
+    `<html lang="en"><head><meta charset="utf-8"><title>New enquiry for ${escapeHtml(studio)}</title></head>`,
     '<body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">',
-    `<p>New enquiry from <strong>${escapeHtml(name)}</strong>.</p>`,
+    `<p>New enquiry for ${escapeHtml(studio)}${name ? ` from <strong>${escapeHtml(name)}</strong>` : ''}.</p>`,
     '<table cellpadding="6" cellspacing="0" style="border-collapse:collapse">',
     ...rows.map(
       ({ key, label, value }) =>
         `<tr><th align="left" valign="top" style="color:#666;font-weight:normal">${escapeHtml(label)}</th><td>${cell(key, value)}</td></tr>`,
     ),
     '</table>',
-    `<p>Reply to this email to answer ${escapeHtml(name)} directly.</p>`,
+    `<p>Reply to this email to answer ${name ? `${escapeHtml(name)} ` : ''}directly.</p>`,
     '</body></html>',
     '',
   ].join('\n')
@@ -125,7 +183,7 @@ export function leadMessage(entry: LeadEntry, publicHost: string): LeadMessage {
     html,
     // An address as the spec stores one (ASCII, no space, no angle bracket) is safe between `<` and `>`.
     ...(isEmailAddress(address) && { replyTo: { name: name.includes('=?') ? '' : name, address } }),
-    messageId: `<${entry.id}@${domainOf(publicHost)}>`,
+    messageId: `<${entry.id}@${domainOf(style.publicHost)}>`,
     date: new Date(entry.received_at),
   }
 }

@@ -113,7 +113,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 export function answerError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   const config = request.routeOptions.config
   if (error.code === 'not_found' && !config?.oauthErrors && !config?.jsonRpcErrors && wantsHtml(request)) {
-    return sendNotFoundPage(request, reply, request.server.spec.title)
+    return sendNotFoundPage(request, reply)
   }
   return sendError(request, reply, error)
 }

@@ -10,6 +10,7 @@ import { StorageLost } from '../store/unavailable.js'
 import { answerError, hungUp, notFound, sendError, toAppError } from './answer.js'
 import { AppError } from './codes.js'
 import { framingProblem } from './framing.js'
+import { defaultSite } from './html.js'
 import { refuseConnect, versionNotSupported } from './raw.js'
 
 /**
@@ -36,6 +37,8 @@ const servedVersion = (major: number, minor: number): boolean => major === 1 && 
 export default fp<{ apiHeaders: Headers }>(
   async (app, { apiHeaders }) => {
     app.decorateRequest('errorCode', null)
+    // The site its HTML 404 pages name: the spec's title, until a feature names the studio.
+    app.decorate('site', defaultSite(app.spec.title))
     // Paths and the methods registered for them, to tell 405 from 404.
     const methodsByPath = new Map<string, Set<string>>()
     app.addHook('onRoute', (route) => {

@@ -229,6 +229,15 @@ t.test('email: SMTP_URL and LEAD_EMAIL_TO go together; addresses are read as a l
   refused(t, { WEBHOOKS_CONCURRENCY: '0' }, /WEBHOOKS_CONCURRENCY must be a whole number from 1 to 256/, 'no concurrency')
 })
 
+t.test('STUDIO_TIME_ZONE: UTC by default; a zone the runtime knows; anything else refused, naming the variable', async (t) => {
+  t.equal(loadConfig({}).studioTimeZone, 'UTC')
+  t.equal(loadConfig({ STUDIO_TIME_ZONE: 'Europe/Rome' }).studioTimeZone, 'Europe/Rome')
+  t.equal(loadConfig({ STUDIO_TIME_ZONE: ' America/New_York ' }).studioTimeZone, 'America/New_York', 'trimmed')
+  for (const bad of ['Mars/Olympus_Mons', 'CET+1', 'Europe/Rome; rm -rf', '']) {
+    refused(t, { STUDIO_TIME_ZONE: bad }, /^Invalid configuration: STUDIO_TIME_ZONE must be a time zone name/, JSON.stringify(bad))
+  }
+})
+
 t.test('RATE_LIMITS', async (t) => {
   t.same(loadConfig({ RATE_LIMITS: 'getProjects=1200/1 minute, submitLead=100' }).rateLimits, {
     getProjects: { max: 1200, window: '1 minute' },

@@ -77,7 +77,7 @@ t.test('through the channel alone, with what intake would never let through: the
   const { app } = await testApp(t)
   const mailer = await createMailer({ smtpUrl: smtp.url, timeoutMs: 10_000 })
   t.teardown(() => mailer.close())
-  const channel = emailChannel({ mailer, from: 'Studio API <leads@api.studio.test>', publicHost: HOST })
+  const channel = emailChannel({ mailer, from: 'Studio API <leads@api.studio.test>', publicHost: HOST, studio: 'Atelier', timeZone: 'UTC' })
   const endpoint = { ...(await adminOf(app).repo.findEndpoint(EMAIL_ENDPOINT_ID)), url: mailtoUrl(TO) } as never
   // Bidi and line breaks of every spelling, raw, beside the encoded ones: removed or a space.
   const raw = 'Eve\u202E\u2067 \u0085Bcc: a@evil.example\u2028\u2029\v\f\rx =?utf-8?B?4oCu?='

@@ -25,7 +25,20 @@ const emailConfig = (smtpUrl: string): Partial<Config> => ({
   leadEmailTo: TO,
   publicHost: HOST,
   publicBaseUrl: `https://${HOST}`,
+  studioTimeZone: 'Asia/Kolkata',
 })
+
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+/** A time in words in Asia/Kolkata (UTC+5:30 all year), worked out by hand rather than by Intl. */
+function kolkataWords(iso: string): string {
+  const d = new Date(Date.parse(iso) + 330 * 60_000)
+  const two = (n: number) => String(n).padStart(2, '0')
+  return `${DAYS[d.getUTCDay()]}, ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()} at ${two(d.getUTCHours())}:${two(d.getUTCMinutes())} GMT+5:30`
+}
+
+/** What the message style is in the tests that build messages by hand. */
+const STYLE = { publicHost: HOST, studio: 'Atelier Lumen', timeZone: 'Europe/Rome' }
 
 async function submitter(app: FastifyInstance) {
   const { token } = await tokenFor(app, ['write:leads', 'read:leads'])
@@ -91,13 +104,19 @@ t.test('every stored lead is emailed to the studio: subject, Reply-To, Message-I
       leadOf(1).phone,
       'A loft in Lisbon.',
       'Starting in spring.',
-      first.received_at,
+      kolkataWords(first.received_at),
       first.id,
     ]) {
       t.ok(part.includes(value), `${part === mail.text ? 'text' : 'HTML'} part holds ${value}`)
     }
   }
   t.match(mail.text, /^Note:\n {2}A loft in Lisbon\.\n {2}Starting in spring\.$/m, "the note's lines, indented under its label")
+  t.match(mail.text, /^New enquiry for Atelier Lumen from Prospect 1\.$/m, 'the greeting names the studio (data/playbook.json)')
+  t.match(mail.text, `Received: ${kolkataWords(first.received_at)}`, 'the time in words, in STUDIO_TIME_ZONE')
+  t.match(mail.html, `<time datetime="${first.received_at}">${kolkataWords(first.received_at)}</time>`, 'the exact time kept in the HTML')
+  t.notOk(mail.text?.includes(first.received_at), 'no raw ISO time in the text')
+  t.match(mail.html, '<a href="tel:+442079460001">+44 20 7946 0001</a>', 'a tel: link for the phone')
+  t.match(mail.html, '<a href="mailto:prospect1@example.com">prospect1@example.com</a>', 'a mailto: link for the address')
   t.ok(others.every((o) => smtp.messages.some((m) => leadIdOf(m) === o.id)))
 
   await until('recorded as delivered', async () => (await emailOf(app, await eventOfLead(app, first.id)))?.status === 'delivered')
@@ -154,7 +173,7 @@ t.test('a lead with markup and header injection in every free field: headers and
   // NUL, bidi controls in the name and email), so the message's safety does not rest on intake.
   const mailer = await createMailer({ smtpUrl: smtp.url, timeoutMs: 10_000 })
   t.teardown(() => mailer.close())
-  const channel = emailChannel({ mailer, from: 'Studio API <leads@api.studio.test>', publicHost: HOST })
+  const channel = emailChannel({ mailer, from: 'Studio API <leads@api.studio.test>', ...STYLE })
   const raw = {
     id: '01939f2e-0000-7000-8000-000000000001',
     name: 'Eve\u202e\r\nBcc: victim@evil.example\u0000\r\n\r\n<h1>body</h1>',
@@ -193,7 +212,7 @@ t.test('the message shows whatever the log entry carries: source, and fields add
     received_at: '2026-11-22T10:15:00.000Z',
     client_id: 'cl_website',
   }
-  const m = leadMessage(entry, 'api.studio.test:8443')
+  const m = leadMessage(entry, { ...STYLE, publicHost: 'api.studio.test:8443' })
   t.equal(m.messageId, '<01939f2e-0000-7000-8000-000000000002@api.studio.test>', 'the Message-ID domain has no port')
   t.equal(
     m.text
@@ -205,9 +224,9 @@ t.test('the message shows whatever the log entry carries: source, and fields add
       'Email: ada@example.com',
       'Phone: +44 20 7946 0958',
       'Source: form',
-      'Consented at: 2026-11-22T10:14:59.000Z',
+      'Consented at: Sunday, 22 November 2026 at 11:14 CET',
       'Budget: {"min":50000,"currency":"EUR"}',
-      'Received: 2026-11-22T10:15:00.000Z',
+      'Received: Sunday, 22 November 2026 at 11:15 CET',
       'Lead id: 01939f2e-0000-7000-8000-000000000002',
       'API client: cl_website',
     ].join('\n'),
@@ -216,10 +235,65 @@ t.test('the message shows whatever the log entry carries: source, and fields add
   t.match(m.html, /<th[^>]*>Source<\/th><td>form<\/td>/)
   t.match(m.html, /<th[^>]*>Budget<\/th><td>\{&quot;min&quot;:50000,&quot;currency&quot;:&quot;EUR&quot;\}<\/td>/)
   t.notMatch(
-    leadMessage({ ...entry, source: undefined, client_id: null } as never, HOST).text,
+    leadMessage({ ...entry, source: undefined, client_id: null } as never, STYLE).text,
     /Source|API client/,
     'absent fields are left out',
   )
+})
+
+t.test('the email speaks for the studio: its name, times in words in its zone, tel: and mailto: links', async (t) => {
+  // Through a real SMTP server, read back as a mail client reads it.
+  const smtp = await smtpServer(t)
+  const { app } = await testApp(t)
+  const mailer = await createMailer({ smtpUrl: smtp.url, timeoutMs: 10_000 })
+  t.teardown(() => mailer.close())
+  const channel = emailChannel({ mailer, from: 'Studio API <leads@api.studio.test>', ...STYLE, studio: 'Studio Nord & Søn' })
+  const endpoint = { ...(await adminOf(app).repo.findEndpoint(EMAIL_ENDPOINT_ID)), url: mailtoUrl(TO) } as never
+  const send = async (entry: Record<string, unknown>) => {
+    const delivery = {
+      event_id: `msg_${entry.id}`,
+      event_type: 'lead.received',
+      payload: JSON.stringify({ type: 'lead.received', timestamp: entry.received_at, data: entry }),
+      event_created_at: entry.received_at,
+      attempts: 0,
+    }
+    const before = smtp.messages.length
+    t.match(await channel.deliver(endpoint, delivery as never, new AbortController().signal), { delivered: 'SMTP 250' })
+    await smtp.waitFor((m) => m.length === before + 1)
+    return (smtp.messages.at(-1) as Received).parsed
+  }
+
+  const summer = await send({
+    id: '01939f2e-0000-7000-8000-0000000000a1',
+    name: 'Ada Lovelace',
+    email: 'ada+studio@example.com',
+    phone: '+44 (0)20 7946-0958',
+    received_at: '2026-07-03T21:40:00.000Z',
+    client_id: null,
+  })
+  t.match(summer.text, /^New enquiry for Studio Nord & Søn from Ada Lovelace\.$/m, 'the greeting names the studio')
+  t.match(summer.html, '<p>New enquiry for Studio Nord &amp; Søn from <strong>Ada Lovelace</strong>.</p>', 'in the HTML too, escaped')
+  t.match(summer.text, /^Received: Friday, 3 July 2026 at 23:40 CEST$/m, "summer time in the studio's zone, the day it is there")
+  t.match(summer.html, '<time datetime="2026-07-03T21:40:00.000Z">Friday, 3 July 2026 at 23:40 CEST</time>')
+  t.match(summer.html, '<a href="tel:+442079460958">+44 (0)20 7946-0958</a>', 'tel: digits and +, the (0) left out after a country code')
+  t.match(summer.html, '<a href="mailto:ada%2Bstudio@example.com">ada+studio@example.com</a>', 'mailto: percent-encoded')
+  t.match(summer.text, /^Phone: \+44 \(0\)20 7946-0958$/m, 'the text shows the number as typed')
+
+  // A lead stored before the phone rule, and without a name: still a link nothing else can be read into.
+  const odd = await send({
+    id: '01939f2e-0000-7000-8000-0000000000a2',
+    name: '',
+    email: 'x@example.com',
+    phone: '020 7946 0958;ext=12?x="><b>',
+    received_at: '2026-01-15T08:05:00.000Z',
+    client_id: null,
+  })
+  const href = /href="(tel:[^"]*)"/.exec(odd.html || '')?.[1] ?? ''
+  t.equal(href, 'tel:02079460958%3B%65%78%74%3D12%3F%78%3D%22%3E%3C%62%3E', 'only digits and +; everything else percent-encoded')
+  t.match(href, /^tel:[0-9+%A-F]+$/)
+  t.match(odd.text, /^New enquiry for Studio Nord & Søn\.$/m, 'no name: the greeting still reads')
+  t.match(odd.text, /^Received: Thursday, 15 January 2026 at 09:05 CET$/m)
+  t.match(odd.text, /^Reply to this email to answer directly\.$/m)
 })
 
 t.test('the SMTP server down through retries, then back: every email arrives', async (t) => {

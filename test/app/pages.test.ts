@@ -77,3 +77,36 @@ t.test('an unknown project: an HTML 404 page for a browser, the Error body for e
   t.equal(hostile.statusCode, 404)
   t.notMatch(hostile.body, '<script>alert')
 })
+
+t.test("one 404 page for every unknown path: the site's header and footer, the studio's name; JSON clients get the Error", async (t) => {
+  const { app } = await testApp(t)
+  const { name, tagline } = app.playbook.studio
+  t.not(name, spec.title, "the studio's name (data/playbook.json) is not the API's")
+  /** The page's header and footer, as the project pages write them. */
+  const frame = (html: string) => ({
+    header: /<header>[\s\S]*?<\/header>/.exec(html)?.[0],
+    footer: /<footer>[\s\S]*?<\/footer>/.exec(html)?.[0],
+  })
+  const projectPage = await app.inject({ url: `/projects/${app.catalogue.current()?.projects[0]?.id}`, headers: browser })
+  const expected = frame(projectPage.body)
+  t.match(expected.header, name, "a project page's header names the studio")
+  t.match(expected.footer, tagline, 'its footer carries the tagline')
+  t.match(expected.footer, 'href="/docs"', 'and a way to the API reference')
+
+  for (const url of ['/nope', '/projects/no-such-project', '/nope/deeper?x=1']) {
+    const page = await app.inject({ url, headers: browser })
+    t.equal(page.statusCode, 404, `${url}: 404`)
+    t.match(page.headers['content-type'], /^text\/html/)
+    t.same(frame(page.body), expected, `${url}: the same header and footer as a project page`)
+    t.match(page.body, `<title>`)
+    t.match(page.body, new RegExp(`<title>[^<]* · ${name}</title>`), `${url}: the title names the studio`)
+    t.match(page.body, '404 · not found')
+    t.match(page.body, 'href="/projects"')
+
+    const data = await call(t, app, { url, headers: { accept: 'application/json' } })
+    t.equal(data.statusCode, 404, `${url}: 404 for a JSON client`)
+    t.match(data.headers['content-type'], /^application\/json/)
+    t.equal(data.json().code, 'not_found', `${url}: the Error body`)
+  }
+  t.match((await app.inject({ url: '/nope', headers: browser })).body, /Nothing is published at <code>\/nope<\/code>/, 'the path, shown')
+})

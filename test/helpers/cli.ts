@@ -54,14 +54,14 @@ export const field = (out: string, name: string): string => {
  * A server of the embedded default (backups are of its SQLite folder) under `root`, started with
  * these keys from the environment (`config`, and `env` for the backup command), `before` run on it;
  * then stopped, backed up, and restored into a new data folder, whose configuration has none of
- * the keys. What `before` returned, the backup command's output, and the restored configuration.
+ * the keys. What `before` returned, the backup and restore commands' output, and the restored configuration.
  */
 export async function backedUpAndRestored<T>(
   t: Test,
   root: string,
   keys: { config: Partial<Config>; env: Record<string, string> },
   before: (app: FastifyInstance) => Promise<T>,
-): Promise<{ made: T; backupOutput: string; restored: Config }> {
+): Promise<{ made: T; backupOutput: string; restoreOutput: string; restored: Config }> {
   const source = createConfig({ dataDir: join(root, 'source'), logLevel: 'silent', ...keys.config })
   const first = await startedApp(t, source)
   const made = await before(first)
@@ -72,5 +72,5 @@ export async function backedUpAndRestored<T>(
   const restored = createConfig({ dataDir: join(root, 'restored'), logLevel: 'silent' })
   const restore = await run('backup', ['restore', '--from', path], restored)
   t.equal(restore.code, 0, restore.stderr)
-  return { made, backupOutput: backup.stdout + backup.stderr, restored }
+  return { made, backupOutput: backup.stdout + backup.stderr, restoreOutput: restore.stdout + restore.stderr, restored }
 }

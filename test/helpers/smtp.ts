@@ -11,13 +11,15 @@ export interface Received {
   parsed: ParsedMail
   raw: string
   envelope: SMTPServerEnvelope
+  /** Whether the message came over TLS (STARTTLS). */
+  secure: boolean
 }
 
 /** Refuse the message with this reply (e.g. 550 'mailbox unavailable'), or accept it (undefined). */
 export type Answer = { code: number; message: string } | undefined
 
 export interface SmtpServer {
-  /** `smtp://127.0.0.1:PORT` (no TLS, no authentication). */
+  /** `smtp://127.0.0.1:PORT` (no authentication; STARTTLS only when asked for). */
   url: string
   port: number
   /** The messages it accepted. */
@@ -31,7 +33,15 @@ export interface SmtpServer {
   start(): Promise<void>
 }
 
-export async function smtpServer(t: Test): Promise<SmtpServer> {
+export interface SmtpOptions {
+  /**
+   * Offer STARTTLS, as a local mail catcher does, with smtp-server's own self-signed certificate
+   * for localhost (no certificate a client trusts).
+   */
+  starttls?: boolean
+}
+
+export async function smtpServer(t: Test, options: SmtpOptions = {}): Promise<SmtpServer> {
   const waiters = new Set<() => void>()
   let server: SMTPServer | undefined
   const smtp: SmtpServer = {
@@ -65,7 +75,7 @@ export async function smtpServer(t: Test): Promise<SmtpServer> {
     },
     async start() {
       const s = new SMTPServer({
-        disabledCommands: ['STARTTLS', 'AUTH'],
+        disabledCommands: options.starttls ? ['AUTH'] : ['STARTTLS', 'AUTH'],
         authOptional: true,
         logger: false,
         closeTimeout: 0,
@@ -76,7 +86,7 @@ export async function smtpServer(t: Test): Promise<SmtpServer> {
           stream.on('end', async () => {
             smtp.attempts++
             const raw = Buffer.concat(chunks).toString('utf8')
-            const received: Received = { parsed: await simpleParser(raw), raw, envelope: session.envelope }
+            const received: Received = { parsed: await simpleParser(raw), raw, envelope: session.envelope, secure: session.secure }
             const refusal = smtp.answer(received)
             if (refusal) {
               callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }))

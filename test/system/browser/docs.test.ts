@@ -179,7 +179,7 @@ if (requirePart(t, existsSync(CHROMIUM_PATH), `Chromium (${CHROMIUM_PATH})`, "in
         const room = el.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight)
         return { text, needs: Math.ceil(context.measureText(text).width), room: Math.floor(room) }
       })
-      t.match(fit.text, /^http:\/\/\S+ - This server/, `${width} px: the server line is the served URL and its description`)
+      t.match(fit.text, /^http:\/\/\S+ - The Studio API/, `${width} px: the server line is the served URL and its description`)
       t.ok(fit.needs <= fit.room, `${width} px: it needs ${fit.needs} px of the ${fit.room} px it has`)
       await page.close()
     }
