@@ -37,12 +37,13 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)))
  * Per tier: tap's parallel jobs and its per-file timeout (a hang detector, not a speed check). On a
  * 2-core machine: pure files are short and mostly loading, so four at a time keep both cores busy;
  * app files are CPU-bound in one process each, two at a time; system files wait on the processes
- * they start, which need the cores themselves, so two at a time.
+ * they start, which need the cores themselves, so two at a time. The timeouts leave a machine that
+ * other work loads room (the slowest system files, backup and cli, start dozens of processes).
  */
 const TIERS = {
   pure: { jobs: 4, timeout: 120 },
-  app: { jobs: 2, timeout: 180 },
-  system: { jobs: 2, timeout: 300 },
+  app: { jobs: 2, timeout: 300 },
+  system: { jobs: 2, timeout: 600 },
 }
 
 /** System files that test a scale-out on the configured PostgreSQL and Redis (DATABASE_URL, REDIS_URL). */
