@@ -17,9 +17,10 @@
 //                 PostgreSQL/Redis (SCALE_OUT below) run again with them.
 //
 // Usage:
-//   node test/tiers.mjs [pure] [app] [system] [--scale-out]
+//   node test/tiers.mjs [pure] [app] [system] [--scale-out] [test/<tier>/<file>.test.ts ...]
 //     no tier named: all three (what `npm test` runs after its pretest);
-//     --scale-out: the SCALE_OUT files too (CI's PostgreSQL + Redis run: `app --scale-out`).
+//     --scale-out: the SCALE_OUT files too (CI's PostgreSQL + Redis run: `app --scale-out`);
+//     files: only those, each with its tier's settings (`npm test -- test/app/leads.test.ts`).
 //   npm run test:quick    pure + app: the edit loop (no pretest; the UI build only if missing).
 //
 // Prints tap's output, a line per tier (`== tier app: 1234 passed, 0 failed, 95 s`), and last the
@@ -36,25 +37,31 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)))
  * Per tier: tap's parallel jobs and its per-file timeout (a hang detector, not a speed check). On a
  * 2-core machine: pure files are short and mostly loading, so four at a time keep both cores busy;
  * app files are CPU-bound in one process each, two at a time; system files wait on the processes
- * they start, which need the cores themselves, so two at a time.
+ * they start, which need the cores themselves, so two at a time. The timeouts leave a machine that
+ * other work loads room (the slowest system files, backup and cli, start dozens of processes).
  */
 const TIERS = {
   pure: { jobs: 4, timeout: 120 },
-  app: { jobs: 2, timeout: 180 },
-  system: { jobs: 2, timeout: 300 },
+  app: { jobs: 2, timeout: 300 },
+  system: { jobs: 2, timeout: 600 },
 }
 
 /** System files that test a scale-out on the configured PostgreSQL and Redis (DATABASE_URL, REDIS_URL). */
 export const SCALE_OUT = ['test/system/proxy.test.ts', 'test/system/erase-long-reader.test.ts', 'test/system/purge-before.test.ts']
 
 const args = process.argv.slice(2)
-const unknown = args.filter((a) => !(a in TIERS) && a !== '--scale-out')
-if (unknown.length > 0) {
-  console.error(`tiers: unknown ${unknown.join(', ')}; usage: node test/tiers.mjs [pure] [app] [system] [--scale-out]`)
+const tierOf = (file) => relative(root, join(process.cwd(), file)).split('/')[1] ?? ''
+const files = args.filter((a) => a.endsWith('.test.ts'))
+const unknown = args.filter((a) => !(a in TIERS) && a !== '--scale-out' && !files.includes(a))
+const strays = files.filter((f) => !existsSync(f) || !(tierOf(f) in TIERS))
+if (unknown.length > 0 || strays.length > 0) {
+  console.error(
+    `tiers: unknown ${[...unknown, ...strays].join(', ')}; usage: node test/tiers.mjs [pure] [app] [system] [--scale-out] [test/<tier>/<file>.test.ts ...]`,
+  )
   process.exit(64)
 }
 const named = args.filter((a) => a in TIERS)
-const selected = named.length > 0 ? named : Object.keys(TIERS)
+const selected = files.length > 0 ? [] : named.length > 0 ? named : Object.keys(TIERS)
 const scaleOut = args.includes('--scale-out') && !selected.includes('system')
 
 /** The test files under `dir` (recursively), relative to the project root. */
@@ -141,6 +148,10 @@ function tap(files, { jobs, timeout }) {
 
 const store = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'SQLite'
 const runs = selected.map((tier) => ({ tier, files: testFiles(join('test', tier)) }))
+for (const tier of Object.keys(TIERS)) {
+  const chosen = files.filter((f) => tierOf(f) === tier).map((f) => relative(root, join(process.cwd(), f)))
+  if (chosen.length > 0) runs.push({ tier, files: chosen })
+}
 if (scaleOut) runs.push({ tier: 'system (scale-out)', files: SCALE_OUT, settings: TIERS.system })
 prepare(runs.some(({ tier }) => tier.startsWith('system')))
 
