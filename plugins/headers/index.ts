@@ -102,6 +102,8 @@ export function securityHeaders(publicBaseUrl: string, version: string): HeaderP
   const of = (url: string): Headers => {
     if (url === '/docs' || url.startsWith('/docs/')) return docs
     if (url === '/projects' || url.startsWith('/projects/')) return page
+    // The staff sign-in pages (features/staff): their CSP is their own.
+    if (url.startsWith('/oauth/')) return page
     if (url.startsWith('/images/')) return image
     return api
   }
