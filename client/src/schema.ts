@@ -424,6 +424,28 @@ export interface components {
             service_documentation?: string;
             /** @description RFC 9728 §4 — the resource identifiers tokens can be requested for (RFC 8707 `resource`). */
             protected_resources?: string[];
+            /**
+             * Format: uri
+             * @description Where the studio's staff sign in and allow a client (authorization code with PKCE; docs/staff-sign-in.md). An HTML page flow, outside this contract.
+             */
+            authorization_endpoint?: string;
+            /**
+             * Format: uri
+             * @description RFC 7591 Dynamic Client Registration of a public client for the staff sign-in (the fallback to a client id metadata document).
+             */
+            registration_endpoint?: string;
+            /**
+             * Format: uri
+             * @description RFC 7009 revocation of a person's refresh token.
+             */
+            revocation_endpoint?: string;
+            revocation_endpoint_auth_methods_supported?: string[];
+            response_modes_supported?: string[];
+            code_challenge_methods_supported?: string[];
+            /** @description RFC 9207 — every authorization response carries `iss`. */
+            authorization_response_iss_parameter_supported?: boolean;
+            /** @description A client may use an https URL as its client_id, naming its metadata document (OAuth Client ID Metadata Document). */
+            client_id_metadata_document_supported?: boolean;
         };
         /**
          * @example {

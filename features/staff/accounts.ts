@@ -26,7 +26,12 @@ export class StaffAccounts {
   constructor(private readonly db: Kysely<Database>) {}
 
   async add(email: string, name: string | null, now = new Date()): Promise<StaffRow> {
-    const row: StaffRow = { id: `st_${randomBytes(9).toString('base64url')}`, email: normalEmail(email), name, created_at: now.toISOString() }
+    const row: StaffRow = {
+      id: `st_${randomBytes(9).toString('base64url')}`,
+      email: normalEmail(email),
+      name,
+      created_at: now.toISOString(),
+    }
     await this.db.insertInto('staff').values(row).execute()
     return row
   }
@@ -54,12 +59,7 @@ export class StaffAccounts {
       const res = await trx.deleteFrom('staff').where('id', '=', id).executeTakeFirst()
       await trx.deleteFrom('staff_passkeys').where('staff_id', '=', id).execute()
       await trx.deleteFrom('staff_codes').where('staff_id', '=', id).execute()
-      const grants = await trx
-        .selectFrom('oidc_models')
-        .select('id')
-        .where('model', '=', 'Grant')
-        .where('account_id', '=', id)
-        .execute()
+      const grants = await trx.selectFrom('oidc_models').select('id').where('model', '=', 'Grant').where('account_id', '=', id).execute()
       for (const g of grants) await revokeGrant(trx, g.id)
       await trx.deleteFrom('oidc_models').where('account_id', '=', id).execute()
       return Number(res.numDeletedRows) > 0

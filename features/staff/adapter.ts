@@ -2,8 +2,9 @@
 // (model, id), its payload as JSON, with the columns the provider looks records up by (grant,
 // interaction uid) and the ones the operator's commands need (the person, the client). Expired
 // rows read as absent and are swept by the staff plugin.
-import type { Adapter, AdapterPayload } from 'oidc-provider'
+
 import type { Kysely } from 'kysely'
+import type { Adapter, AdapterPayload } from 'oidc-provider'
 import type { Database } from '../../plugins/store/schema.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()

@@ -15,7 +15,10 @@ export const CODES_PER_CLIENT = 20
 const HOUR = 3600_000
 
 const iso = (ms: number) => new Date(ms).toISOString()
-const emailHash = (email: string) => createHash('sha256').update(`staff-email:${normalEmail(email)}`).digest('base64url')
+const emailHash = (email: string) =>
+  createHash('sha256')
+    .update(`staff-email:${normalEmail(email)}`)
+    .digest('base64url')
 const codeHash = (id: string, code: string) => createHash('sha256').update(`${id}:${code}`).digest()
 
 export type Issued = { codeId: string; code: string } | { refused: 'budget' }
@@ -77,7 +80,12 @@ export class SignInCodes {
     const given = codeHash(codeId, /^[0-9]{6}$/.test(code) ? code : 'x')
     const right = timingSafeEqual(given, Buffer.from(row.code_hash, 'base64url'))
     if (!right || row.staff_id === null) return { refused: row.tries + 1 >= CODE_TRIES ? 'spent' : 'wrong' }
-    const used = await this.db.updateTable('staff_codes').set({ used_at: iso(now) }).where('id', '=', codeId).where('used_at', 'is', null).executeTakeFirst()
+    const used = await this.db
+      .updateTable('staff_codes')
+      .set({ used_at: iso(now) })
+      .where('id', '=', codeId)
+      .where('used_at', 'is', null)
+      .executeTakeFirst()
     return Number(used.numUpdatedRows) === 1 ? { staffId: row.staff_id } : { refused: 'spent' }
   }
 }

@@ -54,18 +54,36 @@ export default fp<{ config: Config }>(
     provider.on('grant.success', (ctx) => {
       const grant = ctx.oidc.params?.grant_type
       app.log.info(
-        { event: grant === 'refresh_token' ? 'staff.refresh' : 'staff.token', staff_id: ctx.oidc.account?.accountId, client_id: ctx.oidc.client?.clientId },
+        {
+          event: grant === 'refresh_token' ? 'staff.refresh' : 'staff.token',
+          staff_id: ctx.oidc.account?.accountId,
+          client_id: ctx.oidc.client?.clientId,
+        },
         'staff sign-in: tokens issued',
       )
     })
     provider.on('grant.error', (ctx, err) => {
-      app.log.info({ event: 'staff.token_refused', client_id: ctx.oidc.client?.clientId, err_code: (err as { error?: string }).error, reason: err.message }, 'staff sign-in: token request refused')
+      app.log.info(
+        {
+          event: 'staff.token_refused',
+          client_id: ctx.oidc.client?.clientId,
+          err_code: (err as { error?: string }).error,
+          reason: err.message,
+        },
+        'staff sign-in: token request refused',
+      )
     })
     provider.on('grant.revoked', (ctx, grantId) => {
-      app.log.info({ event: 'staff.grant_revoked', client_id: ctx.oidc.client?.clientId, grant_id: grantId }, 'staff sign-in: grant revoked')
+      app.log.info(
+        { event: 'staff.grant_revoked', client_id: ctx.oidc.client?.clientId, grant_id: grantId },
+        'staff sign-in: grant revoked',
+      )
     })
     provider.on('refresh_token.destroyed', (token) => {
-      app.log.info({ event: 'staff.refresh_token_ended', staff_id: token.accountId, client_id: token.clientId }, 'staff sign-in: refresh token ended')
+      app.log.info(
+        { event: 'staff.refresh_token_ended', staff_id: token.accountId, client_id: token.clientId },
+        'staff sign-in: refresh token ended',
+      )
     })
     provider.on('registration_create.success', (_ctx, client) => {
       app.log.info({ event: 'staff.client_registered', client_id: client.clientId }, 'staff sign-in: client registered (DCR)')

@@ -56,7 +56,13 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
 
   async function formOf(details: Details): Promise<FormContext & { clientId: string; verified: boolean }> {
     const client = await clientOf(details)
-    return { action: interactionPath(details.uid), csrf: csrfOf(details.uid), client: client.name, clientId: client.id, verified: client.verified }
+    return {
+      action: interactionPath(details.uid),
+      csrf: csrfOf(details.uid),
+      client: client.name,
+      clientId: client.id,
+      verified: client.verified,
+    }
   }
 
   /** The interaction of this request, or an error page (no cookie, expired, another browser's). */
@@ -66,7 +72,11 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
       if (details.uid !== (request.params as { uid: string }).uid) throw new Error('uid mismatch')
       return details
     } catch {
-      page(reply, 400, errorPage('This sign-in has expired or belongs to another browser.', 'Start again from the application you were connecting.'))
+      page(
+        reply,
+        400,
+        errorPage('This sign-in has expired or belongs to another browser.', 'Start again from the application you were connecting.'),
+      )
       return undefined
     }
   }
@@ -114,52 +124,73 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
     const staff = await accounts.findByEmail(email)
     const issued = await codes.issue(email, staff, clientAddress(request))
     if ('refused' in issued) {
-      return page(reply, 429, emailPage(form, 'Too many codes were asked for this address or from this network. Wait an hour, or use a passkey.', parts.passkeys))
+      return page(
+        reply,
+        429,
+        emailPage(form, 'Too many codes were asked for this address or from this network. Wait an hour, or use a passkey.', parts.passkeys),
+      )
     }
     if (staff) {
       const sent = await parts.sendCode(staff.email, issued.code, form.client)
       request.log.info({ event: 'staff.code_sent', staff_id: staff.id, client_id: form.clientId, sent }, 'staff sign-in: code emailed')
     } else {
-      request.log.info({ event: 'staff.code_unknown_address', client_id: form.clientId }, 'staff sign-in: a code was asked for an address that is no staff’s (nothing sent)')
+      request.log.info(
+        { event: 'staff.code_unknown_address', client_id: form.clientId },
+        'staff sign-in: a code was asked for an address that is no staff’s (nothing sent)',
+      )
     }
     return page(reply, 200, codePage(form, issued.codeId))
   })
 
-  app.post<{ Params: { uid: string }; Body: { csrf?: string; cid?: string; code?: string } }>('/oauth/sign-in/:uid/code', async (request, reply) => {
-    const details = await detailsOf(request, reply)
-    if (!details) return reply
-    if (!csrfOk(details.uid, request.body?.csrf)) return refuseForm(reply)
-    const form = await formOf(details)
-    const codeId = typeof request.body?.cid === 'string' ? request.body.cid : ''
-    const checked = await codes.check(codeId, String(request.body?.code ?? '').trim())
-    if ('refused' in checked) {
-      request.log.info({ event: 'staff.code_refused', client_id: form.clientId, why: checked.refused }, 'staff sign-in: code refused')
-      if (checked.refused === 'spent') return page(reply, 400, emailPage(form, 'This code can no longer be used. Ask for a new one.', parts.passkeys))
-      return page(reply, 400, codePage(form, codeId, 'That code is not right. Check the latest email and try again.'))
-    }
-    request.log.info({ event: 'staff.sign_in', staff_id: checked.staffId, client_id: form.clientId, method: 'email_code' }, 'staff sign-in: signed in')
-    return finish(request, reply, { login: { accountId: checked.staffId, amr: ['otp'] } })
-  })
+  app.post<{ Params: { uid: string }; Body: { csrf?: string; cid?: string; code?: string } }>(
+    '/oauth/sign-in/:uid/code',
+    async (request, reply) => {
+      const details = await detailsOf(request, reply)
+      if (!details) return reply
+      if (!csrfOk(details.uid, request.body?.csrf)) return refuseForm(reply)
+      const form = await formOf(details)
+      const codeId = typeof request.body?.cid === 'string' ? request.body.cid : ''
+      const checked = await codes.check(codeId, String(request.body?.code ?? '').trim())
+      if ('refused' in checked) {
+        request.log.info({ event: 'staff.code_refused', client_id: form.clientId, why: checked.refused }, 'staff sign-in: code refused')
+        if (checked.refused === 'spent')
+          return page(reply, 400, emailPage(form, 'This code can no longer be used. Ask for a new one.', parts.passkeys))
+        return page(reply, 400, codePage(form, codeId, 'That code is not right. Check the latest email and try again.'))
+      }
+      request.log.info(
+        { event: 'staff.sign_in', staff_id: checked.staffId, client_id: form.clientId, method: 'email_code' },
+        'staff sign-in: signed in',
+      )
+      return finish(request, reply, { login: { accountId: checked.staffId, amr: ['otp'] } })
+    },
+  )
 
-  app.post<{ Params: { uid: string }; Body: { csrf?: string; decision?: string } }>('/oauth/sign-in/:uid/consent', async (request, reply) => {
-    const details = await detailsOf(request, reply)
-    if (!details) return reply
-    if (!csrfOk(details.uid, request.body?.csrf) || details.prompt.name !== 'consent') return refuseForm(reply)
-    const accountId = String(details.session?.accountId)
-    const clientId = String(details.params.client_id)
-    if (request.body?.decision !== 'allow') {
-      request.log.info({ event: 'staff.consent_denied', staff_id: accountId, client_id: clientId }, 'staff sign-in: access denied')
-      return finish(request, reply, { error: 'access_denied', error_description: 'The person denied access.' })
-    }
-    const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId })
-    if (!grant) return page(reply, 400, errorPage('This sign-in has expired.', 'Start again from the application you were connecting.'))
-    const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> }
-    if (prompt.missingOIDCScope?.length) grant.addOIDCScope(prompt.missingOIDCScope.join(' '))
-    for (const [resource, scopes] of Object.entries(prompt.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
-    const grantId = await grant.save()
-    request.log.info({ event: 'staff.consent', staff_id: accountId, client_id: clientId, grant_id: grantId }, 'staff sign-in: access allowed')
-    return finish(request, reply, { consent: { grantId } })
-  })
+  app.post<{ Params: { uid: string }; Body: { csrf?: string; decision?: string } }>(
+    '/oauth/sign-in/:uid/consent',
+    async (request, reply) => {
+      const details = await detailsOf(request, reply)
+      if (!details) return reply
+      if (!csrfOk(details.uid, request.body?.csrf) || details.prompt.name !== 'consent') return refuseForm(reply)
+      const accountId = String(details.session?.accountId)
+      const clientId = String(details.params.client_id)
+      if (request.body?.decision !== 'allow') {
+        request.log.info({ event: 'staff.consent_denied', staff_id: accountId, client_id: clientId }, 'staff sign-in: access denied')
+        return finish(request, reply, { error: 'access_denied', error_description: 'The person denied access.' })
+      }
+      const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId })
+      if (!grant) return page(reply, 400, errorPage('This sign-in has expired.', 'Start again from the application you were connecting.'))
+      const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> }
+      if (prompt.missingOIDCScope?.length) grant.addOIDCScope(prompt.missingOIDCScope.join(' '))
+      for (const [resource, scopes] of Object.entries(prompt.missingResourceScopes ?? {}))
+        grant.addResourceScope(resource, scopes.join(' '))
+      const grantId = await grant.save()
+      request.log.info(
+        { event: 'staff.consent', staff_id: accountId, client_id: clientId, grant_id: grantId },
+        'staff sign-in: access allowed',
+      )
+      return finish(request, reply, { consent: { grantId } })
+    },
+  )
 }
 
 export const CODE_MINUTES = CODE_TTL_MS / 60_000

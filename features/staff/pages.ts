@@ -1,8 +1,9 @@
 // The sign-in and consent pages, in the project pages' look (features/catalogue/html.ts's style):
 // plain forms that work without JavaScript; only the passkey buttons need the small script
 // /oauth/passkey.js. Every value is escaped (lib/html.ts).
-import { STYLE } from '../catalogue/html.js'
+
 import { escapeHtml as e } from '../../lib/html.js'
+import { STYLE } from '../catalogue/html.js'
 
 let studioName = 'Studio'
 
@@ -87,7 +88,8 @@ ${message ? `<p role="alert">${e(message)}</p>` : ''}
 
 /** Plain words for each scope. */
 const SCOPE_WORDS: Record<string, string> = {
-  'read:leads': 'read the studio’s leads: the names, email addresses, phone numbers and messages of the people who asked for a consultation',
+  'read:leads':
+    'read the studio’s leads: the names, email addresses, phone numbers and messages of the people who asked for a consultation',
 }
 
 export interface ConsentView extends FormContext {
@@ -127,5 +129,8 @@ ${
 }
 
 export function errorPage(title: string, detail: string): string {
-  return layout('Sign-in stopped', `<div class="box"><h1>Sign-in stopped</h1><p>${e(title)}</p>${detail ? `<p class="meta">${e(detail)}</p>` : ''}</div>`)
+  return layout(
+    'Sign-in stopped',
+    `<div class="box"><h1>Sign-in stopped</h1><p>${e(title)}</p>${detail ? `<p class="meta">${e(detail)}</p>` : ''}</div>`,
+  )
 }

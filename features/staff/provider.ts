@@ -15,15 +15,17 @@ import type { Config } from '../../config.js'
 import type { SigningKey } from '../../plugins/auth/keys.js'
 import type { Resources } from '../../plugins/auth/resources.js'
 import type { Database } from '../../plugins/store/schema.js'
-import { storeAdapter } from './adapter.js'
 import type { StaffAccounts } from './accounts.js'
+import { storeAdapter } from './adapter.js'
 import { errorPage } from './pages.js'
 
 /** The scope people are given (contract: "Scopes for people: read:leads"). */
 export const PERSON_SCOPE = 'read:leads'
 export const ACCESS_TOKEN_TTL_SECONDS = 600
 /** The claim that marks a person's token (the person's id, as `sub`): a machine token has none. */
-export const PERSON_CLAIM = 'person'
+export { PERSON_CLAIM } from '../../plugins/auth/rules.js'
+
+import { PERSON_CLAIM } from '../../plugins/auth/rules.js'
 
 /** Where the provider's endpoints are (the token endpoint is /api/token's: mount.ts routes by grant). */
 export const ROUTES = {
@@ -81,7 +83,11 @@ export function createProvider(parts: ProviderParts): Provider {
       Grant: 30 * 24 * 3600,
       RefreshToken: 30 * 24 * 3600,
     },
-    cookies: { keys: cookieKeys(key), long: { signed: true, httpOnly: true, sameSite: 'lax' }, short: { signed: true, httpOnly: true, sameSite: 'lax' } },
+    cookies: {
+      keys: cookieKeys(key),
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
     interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
     async findAccount(_ctx, sub) {
       const staff = await accounts.find(sub)

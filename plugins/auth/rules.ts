@@ -150,3 +150,6 @@ export function bearerChallenge(params: Record<string, string | undefined>): str
     .map(([k, v]) => `${k}=${quoted(v)}`)
   return parts.length > 0 ? `Bearer ${parts.join(', ')}` : 'Bearer'
 }
+
+/** The claim of a person's token (features/staff) naming the person, as `sub` does; a machine's token has none. */
+export const PERSON_CLAIM = 'person'
