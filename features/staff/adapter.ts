@@ -9,8 +9,14 @@ import type { Database } from '../../plugins/store/schema.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-/** A class oidc-provider constructs once per model name. */
-export function storeAdapter(db: Kysely<Database>): new (model: string) => Adapter {
+/** A class oidc-provider constructs once per model name; `documentClient` answers for clients named by a metadata document's URL (cimd.ts). */
+export function storeAdapter(
+  db: Kysely<Database>,
+  documentClient: (id: string) => Promise<Record<string, unknown> | undefined>,
+  isDocumentUrl: (id: string) => boolean,
+): new (
+  model: string,
+) => Adapter {
   return class StoreAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
@@ -45,6 +51,7 @@ export function storeAdapter(db: Kysely<Database>): new (model: string) => Adapt
     }
 
     find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client' && isDocumentUrl(id)) return documentClient(id) as Promise<AdapterPayload | undefined>
       return this.one('id', id)
     }
 

@@ -7,9 +7,9 @@ import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { loadSigningKey } from '../../plugins/auth/keys.js'
 import { createMailer, type Mailer } from '../email/transport.js'
-import { parseTarget, resolveTarget } from '../webhooks/safety.js'
 import { StaffAccounts } from './accounts.js'
 import { sweepExpired } from './adapter.js'
+import { MetadataDocuments } from './cimd.js'
 import { SignInCodes } from './codes.js'
 import { registerInteractions } from './interactions.js'
 import { mountProvider } from './mount.js'
@@ -40,16 +40,12 @@ export default fp<{ config: Config }>(
       resources,
       accounts,
       log: app.log,
-      // A client id metadata document is fetched only from https URLs whose host resolves to
-      // public addresses (the webhooks' rules; oidc-provider checks the connected address again).
-      allowFetch: async (url) => {
-        try {
-          await resolveTarget(parseTarget(url, false), config.webhooksAllowPrivate)
-          return true
-        } catch {
-          return false
-        }
-      },
+      documents: new MetadataDocuments(config.webhooksAllowPrivate, (id, why) =>
+        app.log.info(
+          { event: 'staff.client_document_refused', client_id: id, reason: why },
+          'staff sign-in: a client id metadata document could not be used',
+        ),
+      ),
     })
     provider.on('grant.success', (ctx) => {
       const grant = ctx.oidc.params?.grant_type

@@ -9,6 +9,7 @@ import type Provider from 'oidc-provider'
 import type { InteractionResults } from 'oidc-provider'
 import { clientAddress } from '../../lib/address.js'
 import { normalEmail, plausibleEmail, type StaffAccounts } from './accounts.js'
+import { isDocumentUrl } from './cimd.js'
 import { CODE_TTL_MS, type SignInCodes } from './codes.js'
 import { codePage, consentPage, emailPage, errorPage, type FormContext } from './pages.js'
 import { interactionPath, PAGE_CSP } from './provider.js'
@@ -49,8 +50,8 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
   async function clientOf(details: Details): Promise<{ name: string; verified: boolean; id: string }> {
     const id = String(details.params.client_id)
     const client = await provider.Client.find(id)
-    const cimd = (client as { clientIdMetadataDocument?: boolean } | undefined)?.clientIdMetadataDocument === true
-    if (cimd) return { name: new URL(id).host, verified: true, id }
+    // A metadata document's URL: its host served the document, so the host is who the client is.
+    if (isDocumentUrl(id)) return { name: new URL(id).host, verified: true, id }
     return { name: client?.clientName ?? id, verified: false, id }
   }
 

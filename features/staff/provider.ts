@@ -1,6 +1,7 @@
-// The person-facing authorization server: panva's oidc-provider (OpenID certified), configured
+// The person-facing authorization server: panva's oidc-provider 8 (OpenID certified; the release
+// line that supports Node 20, as this project does), configured
 // for what the studio's staff need and nothing more: the authorization-code flow with PKCE (S256
-// only, always), public clients registered by Client ID Metadata Document or, as the fallback, by
+// only, always), public clients named by a Client ID Metadata Document (cimd.ts) or, as the fallback, by
 // Dynamic Client Registration, JWT access tokens (RFC 9068) for the resource asked (RFC 8707;
 // /mcp when none is named) lasting 10 minutes, refresh tokens rotated on use (one used twice
 // revokes its grant), revocation (RFC 7009), `iss` in every authorization response (RFC 9207).
@@ -17,6 +18,7 @@ import type { Resources } from '../../plugins/auth/resources.js'
 import type { Database } from '../../plugins/store/schema.js'
 import type { StaffAccounts } from './accounts.js'
 import { storeAdapter } from './adapter.js'
+import { isDocumentUrl, type MetadataDocuments } from './cimd.js'
 import { errorPage } from './pages.js'
 
 /** The scope people are given (contract: "Scopes for people: read:leads"). */
@@ -45,8 +47,8 @@ export interface ProviderParts {
   resources: Resources
   accounts: StaffAccounts
   log: FastifyBaseLogger
-  /** Whether a client id metadata document may be fetched from this URL (the webhooks' address rules). */
-  allowFetch: (url: string) => Promise<boolean>
+  /** Clients named by their metadata document's URL (cimd.ts). */
+  documents: MetadataDocuments
 }
 
 /** Keys for the provider's cookies, derived from the signing key: the same on every instance. */
@@ -59,14 +61,14 @@ export function createProvider(parts: ProviderParts): Provider {
   const { config, key, resources, accounts, log } = parts
   const privateJwk = { ...createPrivateKey(key.privatePem).export({ format: 'jwk' }), kid: key.kid, alg: 'EdDSA', use: 'sig' }
   const configuration: Configuration = {
-    adapter: storeAdapter(parts.db),
+    adapter: storeAdapter(parts.db, (id) => parts.documents.find(id), isDocumentUrl),
     clients: [],
     jwks: { keys: [privateJwk as never] },
     routes: ROUTES,
     responseTypes: ['code'],
     scopes: ['offline_access'],
     claims: { openid: ['sub'] },
-    pkce: { required: () => true },
+    pkce: { required: () => true, methods: ['S256'] },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     clientDefaults: {
@@ -106,12 +108,6 @@ export function createProvider(parts: ProviderParts): Provider {
       introspection: { enabled: false },
       revocation: { enabled: true },
       registration: { enabled: true, initialAccessToken: false },
-      clientIdMetadataDocument: {
-        enabled: true,
-        ack: 'draft-02',
-        allowFetch: async (_ctx, clientId) => parts.allowFetch(clientId),
-        cacheDuration: { min: 60, max: 3600 },
-      },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => resources.mcp,
