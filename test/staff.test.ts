@@ -48,6 +48,16 @@ t.test('a person signs in by emailed code, allows a DCR client, which reads lead
   t.equal(claims.aud, `${server.base}/mcp`, 'audience /mcp when the client names no resource')
   t.equal(claims.scope, 'read:leads')
 
+  const signin = await fetch(`${server.base}/mcp?signin`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${tokens.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  })
+  t.equal(signin.status, 200, '/mcp?signin answers the person’s token')
   const mcp = await connect(t, server.base, tokens.access_token)
   const result = await mcp.callTool({ name: 'recent_leads', arguments: {} })
   t.notOk(result.isError, 'recent_leads answers the person’s token')
@@ -160,6 +170,20 @@ t.test('refusals', async (t) => {
     t.equal(callback.searchParams.get('error'), 'access_denied')
     t.equal(callback.searchParams.get('state'), auth.state)
     t.equal(callback.searchParams.get('iss'), server.base)
+  })
+
+  t.test('/mcp?signin without a token: 401 with the challenge (what Claude reads); /mcp stays public', async (t) => {
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    const res = await server.app.inject({ method: 'POST', url: '/mcp?signin', headers, payload: list })
+    t.equal(res.statusCode, 401)
+    t.match(
+      res.headers['www-authenticate'],
+      /^Bearer .*scope="read:leads".*resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    )
+    t.notMatch(res.headers['www-authenticate'], /error=/, 'no error code when no token was sent (RFC 6750 §3.1)')
+    const open = await server.app.inject({ method: 'POST', url: '/mcp', headers, payload: list })
+    t.equal(open.statusCode, 200, 'plain /mcp answers without a token')
   })
 
   t.test('a REST API token at /mcp: 401', async (t) => {
