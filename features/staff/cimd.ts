@@ -103,7 +103,9 @@ function fetchDocument(id: string, allowPrivate: boolean): Promise<{ body: strin
         res.on('data', (chunk: Buffer) => {
           size += chunk.length
           if (size > CIMD_MAX_BYTES) {
-            req.destroy(new Error(`the document is larger than ${CIMD_MAX_BYTES} bytes`))
+            reject(new Error(`the document is larger than ${CIMD_MAX_BYTES} bytes`))
+            res.removeAllListeners('data')
+            req.destroy()
             return
           }
           chunks.push(chunk)
@@ -113,7 +115,8 @@ function fetchDocument(id: string, allowPrivate: boolean): Promise<{ body: strin
           const maxAge = Math.min(CACHE_MAX_S, Math.max(CACHE_MIN_S, age === undefined ? CACHE_MIN_S : Number(age)))
           resolve({ body: Buffer.concat(chunks).toString('utf8'), maxAge })
         })
-        res.on('error', reject)
+        res.on('error', (err) => reject(err))
+        res.on('aborted', () => reject(new Error('the document was cut short')))
       },
     )
     const deadline = setTimeout(() => req.destroy(new Error('the document took too long')), CIMD_TIMEOUT_MS)
