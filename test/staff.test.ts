@@ -4,6 +4,7 @@
 // Runs on SQLite, and on PostgreSQL under DATABASE_URL (helpers/app.ts).
 import * as oauth from 'oauth4webapi'
 import t, { type Test } from 'tap'
+import { sweepExpired, UNUSED_CLIENT_DAYS } from '../features/staff/adapter.js'
 import { tokenFor } from './helpers/app.js'
 import { connect, live, textOf } from './helpers/mcp.js'
 import { smtpServer } from './helpers/smtp.js'
@@ -223,4 +224,18 @@ t.test('refusals', async (t) => {
     )
     t.same(await server.app.staff.accounts.sessions(person.id), [], 'no session left')
   })
+})
+
+t.test('registered clients nobody allowed are swept after a week; allowed ones stay', async (t) => {
+  const { smtp, server, client } = await setup(t)
+  const unused = await registeredClient(server.base, 'http://127.0.0.1:9/unused', 'Unused')
+  const auth = await authorizationUrl(client)
+  await exchange(client, auth, await signInByCode(new Browser(), auth, client, smtp, STAFF))
+  const clients = async () =>
+    (await server.app.store.db.selectFrom('oidc_models').select('id').where('model', '=', 'Client').execute()).map((r) => r.id).sort()
+  t.same(await clients(), [client.client.client_id, unused.client.client_id].sort())
+  await sweepExpired(server.app.store.db, Date.now() + (UNUSED_CLIENT_DAYS - 1) * 24 * 3600_000)
+  t.equal((await clients()).length, 2, 'kept within the week')
+  await sweepExpired(server.app.store.db, Date.now() + (UNUSED_CLIENT_DAYS + 1) * 24 * 3600_000)
+  t.same(await clients(), [client.client.client_id], 'after it, only the client with a grant')
 })

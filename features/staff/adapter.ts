@@ -82,9 +82,22 @@ export function storeAdapter(
   }
 }
 
-/** Removes what has expired (codes, interactions, sessions, grants, refresh tokens). */
+/** How long a client registered by DCR is kept without any grant (anyone may register one). */
+export const UNUSED_CLIENT_DAYS = 7
+
+/** Removes what has expired (codes, interactions, sessions, grants, refresh tokens), and registered clients nobody allowed. */
 export async function sweepExpired(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('oidc_models').where('expires_at', '<=', iso(now)).execute()
+  await db
+    .deleteFrom('oidc_models')
+    .where('model', '=', 'Client')
+    .where('created_at', '<=', iso(now - UNUSED_CLIENT_DAYS * 24 * 3600_000))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(selectFrom('oidc_models as g').select('g.id').where('g.model', '=', 'Grant').whereRef('g.client_id', '=', 'oidc_models.id')),
+      ),
+    )
+    .execute()
   await db
     .deleteFrom('staff_codes')
     .where('created_at', '<=', iso(now - 24 * 3600_000))
