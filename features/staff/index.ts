@@ -11,9 +11,10 @@ import { StaffAccounts } from './accounts.js'
 import { sweepExpired } from './adapter.js'
 import { MetadataDocuments } from './cimd.js'
 import { SignInCodes } from './codes.js'
-import { registerInteractions } from './interactions.js'
+import { registerInteractions, registerPasskeyRoutes } from './interactions.js'
 import { mountProvider } from './mount.js'
 import { setStudioName } from './pages.js'
+import { Passkeys } from './passkeys.js'
 import { cookieKeys, createProvider, PERSON_SCOPE, ROUTES } from './provider.js'
 
 declare module 'fastify' {
@@ -105,16 +106,16 @@ export default fp<{ config: Config }>(
     }
 
     mountProvider(app, provider)
-    registerInteractions(app, {
+    const csrfKey = cookieKeys(key)[0] as string
+    const parts = {
       provider,
       accounts,
       codes,
       sendCode,
-      csrfKey: cookieKeys(key)[0] as string,
-      hasPasskey: async (staffId) =>
-        (await db.selectFrom('staff_passkeys').select('id').where('staff_id', '=', staffId).executeTakeFirst()) !== undefined,
-      passkeys: false,
-    })
+      csrfKey,
+      passkeys: new Passkeys(db, config.publicBaseUrl, csrfKey, app.playbook.studio.name),
+    }
+    registerPasskeyRoutes(app, parts, registerInteractions(app, parts))
 
     // The one issuer's metadata (RFC 8414) says what people's clients need.
     const base = config.publicBaseUrl

@@ -12,6 +12,7 @@ import { normalEmail, plausibleEmail, type StaffAccounts } from './accounts.js'
 import { isDocumentUrl } from './cimd.js'
 import { CODE_TTL_MS, type SignInCodes } from './codes.js'
 import { codePage, consentPage, emailPage, errorPage, type FormContext } from './pages.js'
+import { PASSKEY_SCRIPT, type Passkeys } from './passkeys.js'
 import { interactionPath, PAGE_CSP } from './provider.js'
 
 export interface InteractionParts {
@@ -21,9 +22,7 @@ export interface InteractionParts {
   /** Sends the code to the address; false when it could not be sent (no SMTP_URL, a failure). */
   sendCode: (to: string, code: string, client: string) => Promise<boolean>
   csrfKey: string
-  /** Whether the person has a passkey (the consent page offers to add one otherwise). */
-  hasPasskey: (staffId: string) => Promise<boolean>
-  passkeys: boolean
+  passkeys: Passkeys
 }
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>
@@ -36,7 +35,7 @@ const page = (reply: FastifyReply, status: number, html: string) =>
     .header('content-security-policy', PAGE_CSP)
     .send(html)
 
-export function registerInteractions(app: FastifyInstance, parts: InteractionParts): void {
+export function registerInteractions(app: FastifyInstance, parts: InteractionParts): Steps {
   const { provider, accounts, codes } = parts
   const csrfOf = (uid: string) => createHmac('sha256', parts.csrfKey).update(`csrf:${uid}`).digest('base64url')
   const csrfOk = (uid: string, given: unknown) => {
@@ -89,7 +88,7 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
 
   const refuseForm = (reply: FastifyReply) => page(reply, 403, errorPage('This form has expired.', 'Go back and try again.'))
 
-  async function consent(reply: FastifyReply, details: Details, form: FormContext & { verified: boolean }) {
+  async function consent(reply: FastifyReply, details: Details, form: FormContext & { verified: boolean }, notice?: string) {
     const staff = await accounts.find(String(details.session?.accountId))
     if (!staff) return page(reply, 400, errorPage('This account no longer exists.', ''))
     const missing = (details.prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>
@@ -102,7 +101,8 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
         who: staff.email,
         redirectHost: new URL(String(details.params.redirect_uri)).host,
         scopes,
-        passkeyOffer: parts.passkeys && !(await parts.hasPasskey(staff.id)),
+        passkeyOffer: !(await parts.passkeys.has(staff.id)),
+        ...(notice !== undefined && { notice }),
       }),
     )
   }
@@ -111,7 +111,7 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
     const details = await detailsOf(request, reply)
     if (!details) return reply
     const form = await formOf(details)
-    if (details.prompt.name === 'login') return page(reply, 200, emailPage(form, undefined, parts.passkeys))
+    if (details.prompt.name === 'login') return page(reply, 200, emailPage(form, undefined, true))
     return consent(reply, details, form)
   })
 
@@ -121,14 +121,14 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
     if (!csrfOk(details.uid, request.body?.csrf)) return refuseForm(reply)
     const form = await formOf(details)
     const email = typeof request.body?.email === 'string' ? normalEmail(request.body.email) : ''
-    if (!plausibleEmail(email)) return page(reply, 400, emailPage(form, 'Type your work email address.', parts.passkeys))
+    if (!plausibleEmail(email)) return page(reply, 400, emailPage(form, 'Type your work email address.', true))
     const staff = await accounts.findByEmail(email)
     const issued = await codes.issue(email, staff, clientAddress(request))
     if ('refused' in issued) {
       return page(
         reply,
         429,
-        emailPage(form, 'Too many codes were asked for this address or from this network. Wait an hour, or use a passkey.', parts.passkeys),
+        emailPage(form, 'Too many codes were asked for this address or from this network. Wait an hour, or use a passkey.', true),
       )
     }
     if (staff) {
@@ -155,7 +155,7 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
       if ('refused' in checked) {
         request.log.info({ event: 'staff.code_refused', client_id: form.clientId, why: checked.refused }, 'staff sign-in: code refused')
         if (checked.refused === 'spent')
-          return page(reply, 400, emailPage(form, 'This code can no longer be used. Ask for a new one.', parts.passkeys))
+          return page(reply, 400, emailPage(form, 'This code can no longer be used. Ask for a new one.', true))
         return page(reply, 400, codePage(form, codeId, 'That code is not right. Check the latest email and try again.'))
       }
       request.log.info(
@@ -192,6 +192,80 @@ export function registerInteractions(app: FastifyInstance, parts: InteractionPar
       return finish(request, reply, { consent: { grantId } })
     },
   )
+  return { detailsOf, csrfOk, refuseForm, formOf, finish, consent }
 }
 
 export const CODE_MINUTES = CODE_TTL_MS / 60_000
+
+/** The passkey routes: the script, each ceremony's options, sign-in by passkey, adding one at consent. */
+export function registerPasskeyRoutes(app: FastifyInstance, parts: InteractionParts, steps: Steps): void {
+  const { accounts, passkeys } = parts
+  app.get('/oauth/passkey.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(PASSKEY_SCRIPT),
+  )
+
+  app.get<{ Params: { uid: string }; Querystring: { purpose?: string } }>('/oauth/sign-in/:uid/passkey-options', async (request, reply) => {
+    const details = await steps.detailsOf(request, reply)
+    if (!details) return reply
+    reply.header('cache-control', 'no-store')
+    if (request.query.purpose === 'register') {
+      const staff = details.session?.accountId ? await accounts.find(String(details.session.accountId)) : undefined
+      if (!staff) return reply.code(403).send({ code: 'forbidden', message: 'Sign in first.' })
+      return passkeys.registrationOptions(details.uid, staff)
+    }
+    return passkeys.authenticationOptions(details.uid)
+  })
+
+  app.post<{ Params: { uid: string }; Body: { csrf?: string; response?: string } }>(
+    '/oauth/sign-in/:uid/passkey',
+    async (request, reply) => {
+      const details = await steps.detailsOf(request, reply)
+      if (!details) return reply
+      if (!steps.csrfOk(details.uid, request.body?.csrf)) return steps.refuseForm(reply)
+      const form = await steps.formOf(details)
+      const staffId = await passkeys.authenticate(details.uid, parseJson(request.body?.response))
+      if (!staffId || !(await accounts.find(staffId))) {
+        request.log.info({ event: 'staff.passkey_refused', client_id: form.clientId }, 'staff sign-in: passkey refused')
+        return page(reply, 400, emailPage(form, 'That passkey did not work here. Use the emailed code instead.', true))
+      }
+      request.log.info(
+        { event: 'staff.sign_in', staff_id: staffId, client_id: form.clientId, method: 'passkey' },
+        'staff sign-in: signed in',
+      )
+      return steps.finish(request, reply, { login: { accountId: staffId, amr: ['hwk'] } })
+    },
+  )
+
+  app.post<{ Params: { uid: string }; Body: { csrf?: string; response?: string } }>(
+    '/oauth/sign-in/:uid/passkey-add',
+    async (request, reply) => {
+      const details = await steps.detailsOf(request, reply)
+      if (!details) return reply
+      if (!steps.csrfOk(details.uid, request.body?.csrf) || details.prompt.name !== 'consent') return steps.refuseForm(reply)
+      const form = await steps.formOf(details)
+      const staff = await accounts.find(String(details.session?.accountId))
+      if (!staff) return page(reply, 400, errorPage('This account no longer exists.', ''))
+      const added = await passkeys.register(details.uid, staff, parseJson(request.body?.response))
+      if (added)
+        request.log.info({ event: 'staff.passkey_added', staff_id: staff.id, client_id: form.clientId }, 'staff sign-in: passkey added')
+      return steps.consent(reply, details, form, added ? 'Passkey added: use it to sign in next time.' : 'The passkey could not be added.')
+    },
+  )
+}
+
+const parseJson = (text: unknown): never => {
+  try {
+    return JSON.parse(String(text)) as never
+  } catch {
+    return {} as never
+  }
+}
+
+export interface Steps {
+  detailsOf(request: FastifyRequest, reply: FastifyReply): Promise<Details | undefined>
+  csrfOk(uid: string, given: unknown): boolean
+  refuseForm(reply: FastifyReply): FastifyReply
+  formOf(details: Details): Promise<FormContext & { clientId: string; verified: boolean }>
+  finish(request: FastifyRequest, reply: FastifyReply, result: InteractionResults): Promise<FastifyReply>
+  consent(reply: FastifyReply, details: Details, form: FormContext & { verified: boolean }, notice?: string): Promise<FastifyReply>
+}

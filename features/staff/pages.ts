@@ -100,6 +100,8 @@ export interface ConsentView extends FormContext {
   /** Whether the client's identity was checked (a client id metadata document fetched from its host). */
   verified: boolean
   passkeyOffer: boolean
+  /** A line about what just happened (a passkey added). */
+  notice?: string
 }
 
 export function consentPage(v: ConsentView): string {
@@ -109,6 +111,7 @@ export function consentPage(v: ConsentView): string {
     `<div class="box"><h1>Allow access?</h1>
 <p><strong>${e(v.client)}</strong>${v.verified ? '' : ' (a name the application gave itself, not verified)'} asks to:</p>
 <ul>${scopes || '<li>confirm who you are</li>'}</ul>
+${v.notice ? `<p role="status">${e(v.notice)}</p>` : ''}
 <p class="meta">You are signed in as ${e(v.who)}. After you allow it, you are sent back to <strong>${e(v.redirectHost)}</strong>.</p>
 <form method="post" action="${e(v.action)}/consent">${hidden(v.csrf)}
 <div class="actions"><button type="submit" name="decision" value="allow">Allow</button>
