@@ -125,4 +125,8 @@ t.test('a client by its metadata document: sign-in, consent by verified host, co
     t.equal(res.status, 400, `${why}: refused`)
     t.equal(res.headers.get('location'), null, `${why}: no redirect`)
   }
+  const refusedFetches = fetches
+  const again: PublicClient = { as, client: { client_id: `${origin}/missing.json`, token_endpoint_auth_method: 'none' }, redirectUri }
+  await new Browser().go((await authorizationUrl(again)).url.toString())
+  t.equal(fetches, refusedFetches, 'a refused document is not fetched again at once (no amplification)')
 })

@@ -5,7 +5,8 @@
 // webhooks' address rules (https only; the host must resolve to public addresses, checked at
 // connect time, so no DNS rebinding; WEBHOOKS_ALLOW_PRIVATE for tests and a receiver inside your
 // network), within 3 seconds and 5 KB, no redirects, and kept for 1 to 60 minutes (its
-// Cache-Control max-age) in a bounded cache. Only public-client metadata is taken from it.
+// Cache-Control max-age) in a bounded cache; a failure is kept a minute, so a URL is fetched at
+// most once a minute whatever strangers send. Only public-client metadata is taken from it.
 import { request } from 'node:https'
 import { FifoMap } from 'toad-cache'
 import { guardedLookup, parseTarget } from '../webhooks/safety.js'
@@ -47,7 +48,8 @@ export function isDocumentUrl(id: string): boolean {
 }
 
 export class MetadataDocuments {
-  private readonly cache = new FifoMap<{ metadata: Record<string, unknown>; until: number }>(500)
+  /** Documents by URL, and failures too (undefined), so a stranger cannot make this server fetch a URL on every request. */
+  private readonly cache = new FifoMap<{ metadata: Record<string, unknown> | undefined; until: number }>(500)
 
   constructor(
     private readonly allowPrivate: boolean,
@@ -65,6 +67,7 @@ export class MetadataDocuments {
       return metadata
     } catch (err) {
       this.onFailure(id, (err as Error).message)
+      this.cache.set(id, { metadata: undefined, until: now + CACHE_MIN_S * 1000 })
       return undefined
     }
   }
