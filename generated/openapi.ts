@@ -31,6 +31,13 @@ export interface paths {
          *     §2.3.1 alternative, `client_secret_post` (`client_id` and `client_secret` in the body),
          *     is accepted too. The endpoint checks either itself, once the body is read, and answers a
          *     failure with 401 `invalid_client` and `WWW-Authenticate: Basic realm="studio-api"`.
+         *
+         *     The same endpoint serves the studio's staff sign-in (docs/staff-sign-in.md): public
+         *     clients send `grant_type=authorization_code` (with `code_verifier`, PKCE) and
+         *     `grant_type=refresh_token` here, without a secret. Those two grants are answered by the
+         *     person-facing authorization server in plain RFC 6749 §5.1/§5.2 JSON (no Error shape), and
+         *     stay outside this operation's request and response schemas, which describe the machine
+         *     grant.
          */
         post: operations["issueToken"];
         delete?: never;
