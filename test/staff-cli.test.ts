@@ -7,7 +7,7 @@ import { live } from './helpers/mcp.js'
 import { smtpServer } from './helpers/smtp.js'
 import { authorizationUrl, Browser, exchange, insecure, registeredClient, signInByCode } from './helpers/staff.js'
 
-t.setTimeout(180_000)
+t.setTimeout(600_000)
 
 t.test('staff add, list, sessions, revoke, remove', async (t) => {
   const smtp = await smtpServer(t)
