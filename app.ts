@@ -27,6 +27,7 @@ import mcp, { mcpBudgetNames } from './features/mcp/index.js'
 import playbook from './features/playbook/index.js'
 import pricing from './features/pricing/index.js'
 import privacy from './features/privacy/index.js'
+import staff from './features/staff/index.js'
 import webhooks from './features/webhooks/index.js'
 import type { Deps } from './handlers/deps.js'
 import { operationHandlers } from './handlers/index.js'
@@ -154,6 +155,7 @@ async function registerAll(
   await app.register(email, { config })
   await app.register(privacy, { config, ...(options.retentionEveryMs !== undefined && { everyMs: options.retentionEveryMs }) })
   await app.register(backup, { config })
+  await app.register(staff, { config })
 
   // What the handlers and tools are given, and the plugins that bind them.
   const deps: Deps = {

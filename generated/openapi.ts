@@ -31,6 +31,13 @@ export interface paths {
          *     §2.3.1 alternative, `client_secret_post` (`client_id` and `client_secret` in the body),
          *     is accepted too. The endpoint checks either itself, once the body is read, and answers a
          *     failure with 401 `invalid_client` and `WWW-Authenticate: Basic realm="studio-api"`.
+         *
+         *     The same endpoint serves the studio's staff sign-in (docs/staff-sign-in.md): public
+         *     clients send `grant_type=authorization_code` (with `code_verifier`, PKCE) and
+         *     `grant_type=refresh_token` here, without a secret. Those two grants are answered by the
+         *     person-facing authorization server in plain RFC 6749 §5.1/§5.2 JSON (no Error shape), and
+         *     stay outside this operation's request and response schemas, which describe the machine
+         *     grant.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -428,6 +435,28 @@ export interface components {
             service_documentation?: string;
             /** @description RFC 9728 §4 — the resource identifiers tokens can be requested for (RFC 8707 `resource`). */
             protected_resources?: string[];
+            /**
+             * Format: uri
+             * @description Where the studio's staff sign in and allow a client (authorization code with PKCE; docs/staff-sign-in.md). An HTML page flow, outside this contract.
+             */
+            authorization_endpoint?: string;
+            /**
+             * Format: uri
+             * @description RFC 7591 Dynamic Client Registration of a public client for the staff sign-in (the fallback to a client id metadata document).
+             */
+            registration_endpoint?: string;
+            /**
+             * Format: uri
+             * @description RFC 7009 revocation of a person's refresh token.
+             */
+            revocation_endpoint?: string;
+            revocation_endpoint_auth_methods_supported?: string[];
+            response_modes_supported?: string[];
+            code_challenge_methods_supported?: string[];
+            /** @description RFC 9207 — every authorization response carries `iss`. */
+            authorization_response_iss_parameter_supported?: boolean;
+            /** @description A client may use an https URL as its client_id, naming its metadata document (OAuth Client ID Metadata Document). */
+            client_id_metadata_document_supported?: boolean;
         };
         /**
          * @example {

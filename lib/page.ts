@@ -14,7 +14,7 @@ export interface Site {
   icon: string
 }
 
-const STYLE = `
+export const STYLE = `
 :root{--ink:#2f2b28;--paper:#faf8f5;--muted:#6b625a;--accent:#8e5f3c;--line:#e4dccf}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.6 ui-sans-serif,system-ui,sans-serif;color:var(--ink);background:var(--paper)}

@@ -10,6 +10,7 @@ import { clusterCommand } from './cluster.js'
 import { contractCommand } from './contract.js'
 import { emailCommand } from './email.js'
 import { leadsCommand } from './leads.js'
+import { staffCommand } from './staff.js'
 import { webhooksCommand } from './webhooks.js'
 
 export function studioProgram() {
@@ -22,6 +23,7 @@ export function studioProgram() {
     webhooksCommand(),
     emailCommand(),
     leadsCommand(),
+    staffCommand(),
     backupCommand(),
     restoreCommand(),
     catalogueCommand(),

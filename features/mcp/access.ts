@@ -56,7 +56,7 @@ export function challengeResult(tool: string, refused: Extract<Admission, { allo
     refused.refusal === 'no_token'
       ? `The tool ${tool} needs an access token with the scope ${scope}.`
       : `The tool ${tool} needs the scope ${scope}, which the access token does not grant.`
-  const hint = `connect with a token from POST /api/token requested with resource=${target.resource} and the scope ${scope}`
+  const hint = `sign in as the studio's staff (the challenge's resource metadata names the authorization server), or use a token from POST /api/token requested with resource=${target.resource} and the scope ${scope}`
   const challenge =
     refused.refusal === 'no_token'
       ? bearerChallenge({ scope, resource_metadata: target.resourceMetadata })

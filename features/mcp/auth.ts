@@ -22,10 +22,24 @@ export function protectedResourceMetadata(config: Config, scopes: readonly strin
   return resourceMetadata(config.publicBaseUrl, mcpResource(config), scopes, resourceName)
 }
 
+/**
+ * `/mcp?signin`: the URL the studio's staff paste into hosts that start their OAuth flow only on an
+ * HTTP 401 (Claude, the MCP SDK's clients, the Inspector): without a token it answers 401 with the
+ * challenge, so the host signs the person in; with one it is /mcp. Plain `/mcp` stays public.
+ */
+export const SIGN_IN_QUERY = 'signin'
+
 export function refuseBadToken(config: Config) {
   const metadata = resourceMetadataUrl(config)
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
-    if (request.headers.authorization === undefined || request.principal?.via === 'OAuth2') return payload
+    if (request.headers.authorization === undefined) {
+      if (!Object.hasOwn((request.query ?? {}) as object, SIGN_IN_QUERY)) return payload
+      const hint = 'sign in: this URL is for the studio’s staff; the public tools are at /mcp without ?signin'
+      throw new AppError('unauthorized', 'The MCP endpoint at this URL needs an access token.', hint, {
+        'www-authenticate': challenge({ scope: 'read:leads', resource_metadata: metadata }),
+      })
+    }
+    if (request.principal?.via === 'OAuth2') return payload
     const hint =
       request.authFailure ?? 'send "Authorization: Bearer <access_token>" with a token from POST /api/token, or no Authorization at all'
     throw new AppError('unauthorized', 'The access token sent to the MCP endpoint is not valid here.', hint, {

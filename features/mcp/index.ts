@@ -79,7 +79,7 @@ export interface McpOptions<D> {
 function callerOf(request: FastifyRequest): Caller {
   const p = request.principal
   return p
-    ? { clientId: p.clientId, scopes: p.scopes, owner: `client:${p.clientId}` }
+    ? { clientId: p.clientId, ...(p.person !== undefined && { person: p.person }), scopes: p.scopes, owner: `client:${p.clientId}` }
     : { clientId: null, scopes: new Set(), owner: `addr:${clientAddress(request)}` }
 }
 
@@ -132,6 +132,11 @@ async function mcp<D>(app: FastifyInstance, { config, tools, deps }: McpOptions<
         challenge: { resource, resourceMetadata: metadataUrl },
         logFailure: (tool, err) =>
           app.log.error({ err: { type: err.name, message: err.message, stack: err.stack }, tool }, 'mcp tool failed'),
+        logProtectedCall: (tool, caller) =>
+          app.log.info(
+            { event: 'mcp.protected_call', tool, client_id: caller.clientId, staff_id: caller.person },
+            'mcp protected tool called',
+          ),
         // As the error handler does for HTTP: a lost database file was said once by the store.
         logUnavailable: (tool, err) => {
           if (!(err instanceof StorageLost))

@@ -39,6 +39,8 @@ export interface ServerParts<D> {
   logFailure: (tool: string, err: Error) => void
   /** Where storage being unreachable is logged, in one line as for HTTP (no stack, never arguments). */
   logUnavailable: (tool: string, err: Error) => void
+  /** Accountability: every admitted call of a protected tool, by whom (client, staff member), never its arguments or answer. */
+  logProtectedCall: (tool: string, caller: Caller) => void
 }
 
 /** Who calls over this request, and the anonymous budgets of their address. */
@@ -77,11 +79,19 @@ function refusedArguments(validate: ValidateFunction): CallToolResult {
 }
 
 /** Authorization first (the challenge, or the anonymous budget), then the arguments; undefined: go ahead. */
-async function refusal<D>(prepared: PreparedTool<D>, session: Session, target: ChallengeTarget): Promise<CallToolResult | undefined> {
+async function refusal<D>(
+  prepared: PreparedTool<D>,
+  session: Session,
+  target: ChallengeTarget,
+  logCall?: ServerParts<D>['logProtectedCall'],
+): Promise<CallToolResult | undefined> {
   const { tool } = prepared
   const admission = admit(prepared.policy, session.caller)
   if (!admission.allowed) return challengeResult(tool.name, admission, target)
-  if (!admission.anonymous) return undefined
+  if (!admission.anonymous) {
+    if (prepared.policy.scope !== undefined) logCall?.(tool.name, session.caller)
+    return undefined
+  }
   const wait = await session.spendAnonymous(tool.name)
   if (wait === 0) return undefined
   return apiFailure(
@@ -95,7 +105,7 @@ async function refusal<D>(prepared: PreparedTool<D>, session: Session, target: C
 
 /** A tool's outcome; a failure a caller can act on becomes a tool error, anything else a generic one. */
 async function runTool<D>(parts: ServerParts<D>, prepared: PreparedTool<D>, args: unknown, session: Session): Promise<CallToolResult> {
-  const refused = await refusal(prepared, session, parts.challenge)
+  const refused = await refusal(prepared, session, parts.challenge, parts.logProtectedCall)
   if (refused) return refused
   const { tool, validate } = prepared
   const given = tool.canonical ? tool.canonical(parts.deps, args ?? {}) : (args ?? {})

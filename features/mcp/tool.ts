@@ -11,6 +11,8 @@ import { visible } from './untrusted.js'
 export interface Caller {
   /** The client of the token; null when no token was sent. */
   clientId: string | null
+  /** The staff member of a person's token (features/staff); absent for a machine's token or none. */
+  person?: string
   /** The scopes the token grants (none when anonymous). */
   scopes: ReadonlySet<string>
   /**

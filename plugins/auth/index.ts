@@ -21,6 +21,7 @@ import {
   audienceIncludes,
   bearerChallenge,
   missingScopes,
+  PERSON_CLAIM,
   parseBearer,
   tokenFailureHint,
   tokenTimesProblem,
@@ -30,6 +31,8 @@ import { type VerifiedToken, VerifiedTokens } from './verified-tokens.js'
 
 export interface Principal {
   clientId: string
+  /** The staff member a person's token was issued to (its `person` claim, equal to `sub`); absent for a machine's. */
+  person?: string
   scopes: ReadonlySet<string>
   via: 'OAuth2' | 'ApiKey'
 }
@@ -159,6 +162,13 @@ export default fp<{ config: Config }>(
       return row && { active: row.revoked_at === null, generation: row.secret_generation }
     }, config.clientStatusTtlSeconds * 1000)
 
+    // A person's token (features/staff) stands while the person is staff: removing them ends it
+    // within the same TTL on every instance.
+    const people = new ClientStatusCache(async (id) => {
+      const row = await app.store.db.selectFrom('staff').select('id').where('id', '=', id).executeTakeFirst()
+      return row && { active: true, generation: 0 }
+    }, config.clientStatusTtlSeconds * 1000)
+
     const verifiedTokens = new VerifiedTokens(10_000, 60_000)
 
     app.decorateRequest('principal', null)
@@ -190,6 +200,14 @@ export default fp<{ config: Config }>(
         request.authFailure = `the access token was issued for another resource; request one with resource=${resource} from /api/token`
         return
       }
+      if (verified.person !== undefined) {
+        if ((await people.standing(verified.person, 0)) !== 'valid') {
+          request.authFailure = 'the person this token was issued to is no longer among the studio’s staff'
+          return
+        }
+        request.principal = { clientId: verified.clientId, person: verified.person, scopes: verified.scopes, via: 'OAuth2' }
+        return
+      }
       const standing = await status.standing(verified.clientId, verified.generation)
       if (standing !== 'valid') {
         request.authFailure = NOT_STANDING[standing]
@@ -214,9 +232,17 @@ export default fp<{ config: Config }>(
         return undefined
       }
       const generation = payload[GENERATION_CLAIM]
+      // A person's token names the person (features/staff: `person`, the same as `sub`); a
+      // machine's never does. Told apart by that claim, never by guessing.
+      const person = payload[PERSON_CLAIM]
+      if (person !== undefined && (typeof person !== 'string' || person !== payload.sub)) {
+        request.authFailure = 'the access token names a person inconsistently; request a new token'
+        return undefined
+      }
       const entry = {
         payload,
         clientId: payload.client_id as string,
+        ...(typeof person === 'string' && { person }),
         scopes: new Set(String(payload.scope).split(' ')),
         generation: typeof generation === 'number' ? generation : 0,
       }

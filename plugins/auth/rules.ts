@@ -98,7 +98,9 @@ export function parseBearer(header: string | undefined): string | null | undefin
 /** Why a verified JWT's claims do not make an access token of ours (null: they do). */
 export function accessTokenClaimsProblem(payload: Record<string, unknown>): string | null {
   if (typeof payload.client_id !== 'string' || payload.client_id.length === 0) return 'the token has no client_id'
-  if (payload.sub !== payload.client_id) return 'the token subject is not its client'
+  // A machine's token is about its client; a person's (the `person` claim) about the person.
+  const subject = payload[PERSON_CLAIM] ?? payload.client_id
+  if (payload.sub !== subject) return 'the token subject is neither its client nor its person'
   if (typeof payload.scope !== 'string') return 'the token has no scope claim'
   return null
 }
@@ -150,3 +152,6 @@ export function bearerChallenge(params: Record<string, string | undefined>): str
     .map(([k, v]) => `${k}=${quoted(v)}`)
   return parts.length > 0 ? `Bearer ${parts.join(', ')}` : 'Bearer'
 }
+
+/** The claim of a person's token (features/staff) naming the person, as `sub` does; a machine's token has none. */
+export const PERSON_CLAIM = 'person'

@@ -10,6 +10,8 @@ import { FifoMap } from 'toad-cache'
 export interface VerifiedToken {
   readonly payload: Readonly<Record<string, unknown>>
   readonly clientId: string
+  /** The staff member of a person's token; absent for a machine's. */
+  readonly person?: string
   readonly scopes: ReadonlySet<string>
   /** The secret generation the token was issued under. */
   readonly generation: number

@@ -107,6 +107,8 @@ export function securityHeaders(publicBaseUrl: string, version: string): HeaderP
   const optionsOf = (url: string): KindOptions | undefined => {
     if (url === '/docs' || url.startsWith('/docs/')) return docs
     if (url === '/projects' || url.startsWith('/projects/')) return page
+    // The staff sign-in pages (features/staff): their CSP is their own.
+    if (url.startsWith('/oauth/')) return page
     if (url.startsWith('/images/')) return image
     return undefined
   }

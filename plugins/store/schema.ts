@@ -151,6 +151,57 @@ export interface DeliveryInstancesTable {
   seen_at: string
 }
 
+/** A member of the studio's staff, added by the operator (features/staff). */
+export interface StaffTable {
+  id: string
+  /** Lowercased. */
+  email: string
+  name: string | null
+  created_at: string
+}
+
+/** An emailed sign-in code (features/staff/codes.ts): only hashes of the code and of the address. */
+export interface StaffCodesTable {
+  id: string
+  email_hash: string
+  /** The staff member it was sent to; null when the address is no staff's (nothing was sent). */
+  staff_id: string | null
+  code_hash: string
+  /** The client address that asked (the per-address budget). */
+  requested_from: string
+  tries: number
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+/** A staff member's passkey (WebAuthn credential). */
+export interface StaffPasskeysTable {
+  /** The credential id, base64url. */
+  id: string
+  staff_id: string
+  /** COSE public key, base64url. */
+  public_key: string
+  counter: number
+  transports: string | null
+  created_at: string
+  used_at: string | null
+}
+
+/** One record of the person-facing authorization server (oidc-provider's adapter, features/staff/adapter.ts). */
+export interface OidcModelsTable {
+  model: string
+  id: string
+  payload: string
+  grant_id: string | null
+  uid: string | null
+  account_id: string | null
+  client_id: string | null
+  created_at: string
+  expires_at: string | null
+  consumed_at: string | null
+}
+
 export interface Database {
   clients: ClientsTable
   api_keys: ApiKeysTable
@@ -164,4 +215,8 @@ export interface Database {
   lead_erasures: LeadErasuresTable
   key_checks: KeyChecksTable
   delivery_instances: DeliveryInstancesTable
+  staff: StaffTable
+  staff_codes: StaffCodesTable
+  staff_passkeys: StaffPasskeysTable
+  oidc_models: OidcModelsTable
 }

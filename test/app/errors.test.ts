@@ -120,7 +120,11 @@ t.test('/openapi.json serves the spec, with servers = the public base URL', asyn
   t.equal(doc.servers.length, 1)
   t.equal(doc.servers[0].url, publicBaseUrl, "this deployment's URL")
   t.equal(doc.servers[0]['x-internal'], false, 'with the audience and environment the spec gives it (OWASP API9)')
-  t.match(doc.servers[0].description, /The Studio API in production. Every path below is relative to it/, "the spec's description, for API consumers")
+  t.match(
+    doc.servers[0].description,
+    /The Studio API in production. Every path below is relative to it/,
+    "the spec's description, for API consumers",
+  )
   t.equal(doc.components.securitySchemes.OAuth2.flows.clientCredentials.tokenUrl, `${publicBaseUrl}/api/token`)
   t.same(Object.keys(doc.paths).sort(), Object.keys(spec.document.paths).sort(), 'every path of the spec')
   t.equal(res.headers['x-api-version'], spec.version)

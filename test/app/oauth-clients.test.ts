@@ -27,8 +27,9 @@ t.test('oauth4webapi discovers the server and gets a token that jose verifies an
   t.equal(as.issuer, base, 'issuer is the public base URL')
   t.equal(as.token_endpoint, `${base}/api/token`)
   t.equal(as.jwks_uri, `${base}/.well-known/jwks.json`)
-  t.same(as.grant_types_supported, ['client_credentials'])
-  t.same([...(as.token_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post'])
+  // Machines use client_credentials with a secret; the studio's staff (features/staff) the code flow, as public clients.
+  t.same(as.grant_types_supported, ['client_credentials', 'authorization_code', 'refresh_token'])
+  t.same([...(as.token_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post', 'none'])
   t.same([...(as.scopes_supported ?? [])].sort(), [...spec.scopes].sort())
 
   const client: oauth.Client = { client_id: creds.client_id }

@@ -199,18 +199,34 @@ t.test('no, malformed, wrong, unknown or revoked credentials: 401 invalid_client
   t.equal((await token(t, app, { auth: basic(other.client_id, other.client_secret) })).statusCode, 200, 'other clients are unaffected')
 })
 
-t.test('grant type: missing is invalid_request, anything but client_credentials unsupported_grant_type', async (t) => {
-  const { app } = await testApp(t)
-  const client = await newClient(app, ['read:projects'])
-  const auth = basic(client.client_id, client.client_secret)
-  const missing = isOAuthError(t, await token(t, app, { auth, body: 'scope=read%3Aprojects' }), 400, 'invalid_request', 'no grant_type')
-  t.match(missing.hint, /grant_type/)
-  for (const grant of ['password', 'authorization_code', 'refresh_token', 'CLIENT_CREDENTIALS', '']) {
-    const res = await token(t, app, { auth, body: `grant_type=${encodeURIComponent(grant)}&username=a&password=b` })
-    const err = isOAuthError(t, res, 400, 'unsupported_grant_type', `grant_type=${grant}`)
-    t.match(err.hint, /grant_type=client_credentials/)
-  }
-})
+t.test(
+  'grant type: missing is invalid_request, anything but client_credentials (and the staff sign-in grants) unsupported_grant_type',
+  async (t) => {
+    const { app } = await testApp(t)
+    const client = await newClient(app, ['read:projects'])
+    const auth = basic(client.client_id, client.client_secret)
+    const missing = isOAuthError(t, await token(t, app, { auth, body: 'scope=read%3Aprojects' }), 400, 'invalid_request', 'no grant_type')
+    t.match(missing.hint, /grant_type/)
+    for (const grant of ['password', 'CLIENT_CREDENTIALS', '']) {
+      const res = await token(t, app, { auth, body: `grant_type=${encodeURIComponent(grant)}&username=a&password=b` })
+      const err = isOAuthError(t, res, 400, 'unsupported_grant_type', `grant_type=${grant}`)
+      t.match(err.hint, /grant_type=client_credentials/)
+    }
+    // authorization_code and refresh_token belong to the staff sign-in (features/staff), which knows
+    // no machine client: refused in RFC 6749 JSON, never a token.
+    for (const grant of ['authorization_code', 'refresh_token']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/token',
+        headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `grant_type=${grant}&code=x&refresh_token=x&redirect_uri=https%3A%2F%2Fx.test%2F`,
+      })
+      t.ok(res.statusCode === 400 || res.statusCode === 401, `grant_type=${grant}: refused`)
+      t.equal(res.json().access_token, undefined)
+      t.match(res.json().error, /^invalid_(client|grant|request)$/)
+    }
+  },
+)
 
 t.test('scope: a subset is granted, a scope the client may not have is invalid_scope', async (t) => {
   const { app } = await testApp(t)

@@ -16,7 +16,7 @@ export interface Run {
 
 /** The CLI on the running app's storage: its data folder, or its PostgreSQL schema. */
 export function run(
-  script: 'clients' | 'catalogue' | 'webhooks' | 'leads' | 'email' | 'backup',
+  script: 'clients' | 'catalogue' | 'webhooks' | 'leads' | 'email' | 'backup' | 'staff',
   args: string[],
   config: Config,
   extraEnv: Record<string, string> = {},

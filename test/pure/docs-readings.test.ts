@@ -18,7 +18,8 @@ const pages = [
 const REVISIONS = new Set(['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
 
 /** What reads as a diary: a reading of this machine, of a day, of its load. */
-const READING = /load average|\bloadavg\b|\bmeasured (on|here|at)\b|on this machine|this \d+-core machine|shared and loaded|\b\d+ runs? of \d{4}-/i
+const READING =
+  /load average|\bloadavg\b|\bmeasured (on|here|at)\b|on this machine|this \d+-core machine|shared and loaded|\b\d+ runs? of \d{4}-/i
 
 /** The page's prose: fenced blocks and code spans (examples, commands, timestamps) left out. */
 const prose = (text: string): string => text.replace(/^\s*```[\s\S]*?^\s*```/gm, '').replace(/`[^`\n]*`/g, '')

@@ -6,7 +6,6 @@
 // empty input) erases nothing. `webhooks replay --since` (and `email resend --since`) reads times the same way. On the suite's
 // storage (SQLite, or PostgreSQL with DATABASE_URL).
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { type Config, projectRoot } from '../../config.js'

@@ -12,6 +12,7 @@ import m007 from './007_email_channel.js'
 import m008 from './008_erasure_position.js'
 import m009 from './009_key_checks.js'
 import m010 from './010_delivery_instances.js'
+import m011 from './011_staff.js'
 
 export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '001_initial': m001,
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '008_erasure_position': m008,
   '009_key_checks': m009,
   '010_delivery_instances': m010,
+  '011_staff': m011,
 }

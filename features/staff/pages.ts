@@ -1,0 +1,139 @@
+// The sign-in and consent pages, in the project pages' look (lib/page.ts's style):
+// plain forms that work without JavaScript; only the passkey buttons need the small script
+// /oauth/passkey.js. Every value is escaped (lib/html.ts).
+
+import { escapeHtml as e } from '../../lib/html.js'
+import { STYLE } from '../../lib/page.js'
+
+let studioName = 'Studio'
+
+/** The studio's name, shown in every page's header (set once by the staff plugin). */
+export function setStudioName(name: string): void {
+  studioName = name
+}
+
+function layout(title: string, body: string, script = false): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${e(title)} · ${e(studioName)}</title>
+<style>${STYLE}
+.box{background:#fff;border:1px solid var(--line);border-radius:8px;padding:1.25rem 1.5rem;max-width:34rem}
+.actions{display:flex;gap:.75rem;flex-wrap:wrap}
+button.secondary{background:#fff;color:var(--accent);border:1px solid var(--accent)}
+</style>
+${script ? '<script src="/oauth/passkey.js" defer></script>' : ''}
+</head>
+<body>
+<header><div><span class="studio">${e(studioName)}</span><nav>Staff sign-in</nav></div></header>
+<main>
+${body}
+</main>
+<footer><div>${e(studioName)} · staff only</div></footer>
+</body>
+</html>
+`
+}
+
+export interface FormContext {
+  /** The interaction's path, /oauth/sign-in/{uid}. */
+  action: string
+  csrf: string
+  /** Who is asking: the client's verified host, or its self-given name. */
+  client: string
+}
+
+const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${e(csrf)}">`
+
+export function emailPage(f: FormContext, message?: string, passkeys = true): string {
+  return layout(
+    'Sign in',
+    `<div class="box"><h1>Sign in</h1>
+<p class="meta">${e(f.client)} asks to use your studio account.</p>
+<form method="post" action="${e(f.action)}/email">${hidden(f.csrf)}
+<label>Your work email<input type="email" name="email" autocomplete="email" required maxlength="254"></label>
+<button type="submit">Email me a code</button>
+${message ? `<p role="alert">${e(message)}</p>` : ''}
+</form>
+${
+  passkeys
+    ? `<form method="post" action="${e(f.action)}/passkey" id="passkey-sign-in" hidden>${hidden(f.csrf)}
+<input type="hidden" name="response">
+<p class="meta">Or, on a device where you added one:</p>
+<button type="submit" class="secondary">Sign in with a passkey</button>
+</form>`
+    : ''
+}</div>`,
+    passkeys,
+  )
+}
+
+export function codePage(f: FormContext, codeId: string, message?: string): string {
+  return layout(
+    'Enter your code',
+    `<div class="box"><h1>Check your email</h1>
+<p class="meta">If this address belongs to the studio's staff, a 6-digit code is on its way. It works once, for 10 minutes.</p>
+<form method="post" action="${e(f.action)}/code">${hidden(f.csrf)}
+<input type="hidden" name="cid" value="${e(codeId)}">
+<label>Code<input type="text" name="code" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" required></label>
+<button type="submit">Sign in</button>
+${message ? `<p role="alert">${e(message)}</p>` : ''}
+</form>
+<p class="meta"><a href="${e(f.action)}">Ask for another code</a></p></div>`,
+  )
+}
+
+/** Plain words for each scope. */
+const SCOPE_WORDS: Record<string, string> = {
+  'read:leads':
+    'read the studio’s leads: the names, email addresses, phone numbers and messages of the people who asked for a consultation',
+}
+
+export interface ConsentView extends FormContext {
+  /** The signed-in person's address. */
+  who: string
+  redirectHost: string
+  scopes: string[]
+  /** Whether the client's identity was checked (a client id metadata document fetched from its host). */
+  verified: boolean
+  passkeyOffer: boolean
+  /** A line about what just happened (a passkey added). */
+  notice?: string
+}
+
+export function consentPage(v: ConsentView): string {
+  const scopes = v.scopes.map((s) => `<li>${e(SCOPE_WORDS[s] ?? s)}</li>`).join('')
+  return layout(
+    'Allow access?',
+    `<div class="box"><h1>Allow access?</h1>
+<p><strong>${e(v.client)}</strong>${v.verified ? '' : ' (a name the application gave itself, not verified)'} asks to:</p>
+<ul>${scopes || '<li>confirm who you are</li>'}</ul>
+${v.notice ? `<p role="status">${e(v.notice)}</p>` : ''}
+<p class="meta">You are signed in as ${e(v.who)}. After you allow it, you are sent back to <strong>${e(v.redirectHost)}</strong>.</p>
+<form method="post" action="${e(v.action)}/consent">${hidden(v.csrf)}
+<div class="actions"><button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button></div>
+</form>
+${
+  v.passkeyOffer
+    ? `<form method="post" action="${e(v.action)}/passkey-add" id="passkey-add" hidden>${hidden(v.csrf)}
+<input type="hidden" name="response">
+<p class="meta">Sign in faster next time on this device:</p>
+<button type="submit" class="secondary">Add a passkey</button>
+<p role="status"></p>
+</form>`
+    : ''
+}</div>`,
+    v.passkeyOffer,
+  )
+}
+
+export function errorPage(title: string, detail: string): string {
+  return layout(
+    'Sign-in stopped',
+    `<div class="box"><h1>Sign-in stopped</h1><p>${e(title)}</p>${detail ? `<p class="meta">${e(detail)}</p>` : ''}</div>`,
+  )
+}
