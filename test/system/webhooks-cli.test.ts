@@ -131,9 +131,9 @@ t.test('webhooks: add, list, test, status, dead letter, replay, rotate-secret, e
 t.test('webhooks: bad command lines and unsafe URLs are refused, naming the problem', async (t) => {
   const { config } = await testApp(t)
   const cases: [string, string[], Record<string, string>, number, RegExp][] = [
-    ['no command', [], {}, 2, /no command given/],
-    ['unknown command', ['frobnicate'], {}, 2, /unknown command frobnicate/],
-    ['add without --url', ['add'], {}, 2, /add needs --url/],
+    ['no command', [], {}, 64, /Usage: studio webhooks \[options\] \[command\][\s\S]*Commands:/],
+    ['unknown command', ['frobnicate'], {}, 64, /unknown command 'frobnicate'/],
+    ['add without --url', ['add'], {}, 64, /add needs --url/],
     [
       'an http URL',
       ['add', '--url', 'http://203.0.113.9/hook'],
@@ -153,7 +153,7 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
     ['replay with both', ['replay', 'msg_x', '--since', '2026-01-01T00:00:00Z'], {}, 64, /one of them/],
     ['replay of an unknown event', ['replay', 'msg_missing'], {}, 1, /no event msg_missing: give an event's webhook-id \(msg_…/],
     ['replay of an unknown lead', ['replay', '01939f2e-0000-7000-8000-00000000000f'], {}, 1, /or the id of a stored lead/],
-    ['replay --since garbage', ['replay', '--since', 'yesterday-ish'], {}, 64, /cannot read --since/],
+    ['replay --since garbage', ['replay', '--since', 'yesterday-ish'], {}, 64, /--since "yesterday-ish" is not an RFC 3339 time/],
     ['rotate-secret with a bad grace', ['rotate-secret', 'we_x', '--grace', 'a while'], {}, 64, /cannot read --grace/],
     ['rotate-secret of an unknown endpoint', ['rotate-secret', 'we_missing'], {}, 1, /no endpoint we_missing/],
     ['test without an id', ['test'], {}, 64, /missing required argument 'endpoint_id'/],
@@ -165,7 +165,7 @@ t.test('webhooks: bad command lines and unsafe URLs are refused, naming the prob
     const res = results[i] as Run
     t.equal(res.code, code, `${name}: exit ${code}`)
     t.match(res.stderr, why, `${name}: says what is wrong`)
-    if (code === 64) t.match(res.stderr, /add --help for usage/, `${name}: says where the usage is`)
+    if (code === 64 && name !== 'no command') t.match(res.stderr, /--help for usage/, `${name}: says where the usage is`)
     t.notMatch(res.stdout, /secret:/, `${name}: nothing created`)
   }
   const help = await run('webhooks', ['--help'], config)
