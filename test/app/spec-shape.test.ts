@@ -22,7 +22,11 @@ t.test('POST /api/token declares its HTTP Basic client authentication; client_se
   const served = app.spec.served(config)
   t.same(served.paths['/api/token']?.post?.security, [{ ClientBasic: [] }], 'the served document says the same')
   const metadata = (await app.inject({ url: '/.well-known/oauth-authorization-server' })).json()
-  t.same(metadata.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post'])
+  t.same(
+    metadata.token_endpoint_auth_methods_supported,
+    ['client_secret_basic', 'client_secret_post', 'none'],
+    'machine clients by secret; public clients (staff sign-in: DCR, client ID metadata documents) by none and PKCE',
+  )
 
   // What is accepted did not change: both ways, never both at once.
   const client = await newClient(app, ['read:projects'])

@@ -73,6 +73,7 @@ const MIGRATIONS = [
   '008_erasure_position',
   '009_key_checks',
   '010_delivery_instances',
+  '011_staff',
 ]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()
