@@ -13,6 +13,7 @@ import { connect, openStore, type Store } from '../../plugins/store/open.js'
 import { StatementCache } from '../../plugins/store/watched.js'
 import { freshSchemaUrl } from '../helpers/app.js'
 import { testdir } from '../helpers/folders.js'
+import { EXPECTED_MIGRATIONS as MIGRATIONS } from '../helpers/migrations.js'
 import { requirePart } from '../helpers/processes.js'
 
 const PG_BASE = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -61,20 +62,6 @@ const repositories = (store: Store) => ({
   catalogue: new CatalogueRepository(store.db, store.dialect),
   webhooks: new WebhooksRepository(store.db, store.dialect),
 })
-
-const MIGRATIONS = [
-  '001_initial',
-  '002_lead_fields_document',
-  '003_webhooks',
-  '004_client_secret_generation',
-  '005_event_lead_id',
-  '006_personal_data',
-  '007_email_channel',
-  '008_erasure_position',
-  '009_key_checks',
-  '010_delivery_instances',
-  '011_staff',
-]
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s)).toISOString()
 const lead = (id: string, s = 0, client: string | null = 'cl_a') => ({

@@ -6,19 +6,7 @@ import t from 'tap'
 import { createConfig, projectRoot } from '../../config.js'
 import { openStore } from '../../plugins/store/open.js'
 import { testdir } from '../helpers/folders.js'
-
-const MIGRATIONS = [
-  '001_initial',
-  '002_lead_fields_document',
-  '003_webhooks',
-  '004_client_secret_generation',
-  '005_event_lead_id',
-  '006_personal_data',
-  '007_email_channel',
-  '008_erasure_position',
-  '009_key_checks',
-  '010_delivery_instances',
-]
+import { EXPECTED_MIGRATIONS as MIGRATIONS } from '../helpers/migrations.js'
 
 // Without the cross-process lock this fails ("table clients already exists"): the processes
 // wait for one agreed instant, so their migrations really overlap.
