@@ -87,7 +87,11 @@ export default fp<{ config: Config }>(
     })
 
     let mailer: Mailer | undefined
-    if (!config.smtpUrl) app.log.warn('SMTP_URL is not set: staff sign-in codes cannot be emailed (staff sign in with a passkey only)')
+    // Said only where it matters: a studio with staff accounts and no way to email them a code.
+    app.addHook('onReady', async () => {
+      if (config.smtpUrl || (await accounts.list()).length === 0) return
+      app.log.warn('SMTP_URL is not set: staff sign-in codes cannot be emailed (staff sign in with a passkey only)')
+    })
     const sendCode = async (to: string, code: string, client: string): Promise<boolean> => {
       if (!config.smtpUrl) return false
       mailer ??= await createMailer({ smtpUrl: config.smtpUrl, timeoutMs: config.webhooksTimeoutSeconds * 1000 })
