@@ -2,37 +2,19 @@
 // + Redis): access and erasure requests through the CLI while the app runs and delivers to a real
 // receiver; purge and retention, and the cut-off's edge; the outbox's payload retention.
 // The bytes left in the SQLite files and kill -9 during an erasure: privacy-files.test.ts.
+
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../../app.js'
-import { LeadsRepository, type NewLead } from '../../features/leads/repository.js'
 import { cutoffOf, Privacy } from '../../features/privacy/privacy.js'
-import { leadReceived } from '../../features/webhooks/events.js'
-import { eventStatements } from '../../features/webhooks/outbox.js'
 import { loadPepper } from '../../plugins/auth/secrets.js'
-import type { Store } from '../../plugins/store/open.js'
-import { leadOf, testApp } from '../helpers/app.js'
+import { testApp } from '../helpers/app.js'
 import { captureLog } from '../helpers/log.js'
+import { leadAt, storeAt } from '../helpers/stored-leads.js'
 import { until } from '../helpers/webhooks.js'
 
 const DAY = 24 * 60 * 60 * 1000
 
-/** Leads stored as if received at the given times, with their outbox events (as the app's listener writes them). */
-async function storeAt(store: Store, leads: NewLead[]): Promise<void> {
-  const repo = new LeadsRepository(store, [
-    {
-      inTransaction: (batch, values) => eventStatements({ dialect: store.dialect, values }, batch.map(leadReceived), true),
-    },
-  ])
-  await repo.insertBatch(leads, new Map(), new Date().toISOString())
-}
-const leadAt = (id: string, receivedAt: string, n = 1): NewLead => ({
-  id,
-  fields: { ...leadOf(n), email: `${id}@example.com` },
-  received_at: receivedAt,
-  client_id: null,
-  source: 'api',
-})
 const ids = async (app: FastifyInstance) => (await app.leads.page(0, 1000)).map((r) => r.entry.id)
 
 // The app's own retention check runs at start, on the real clock, without holding the start-up:

@@ -2,16 +2,14 @@
 // + Redis): access and erasure requests through the CLI while the app runs and delivers to a real
 // receiver; purge and retention, and the cut-off's edge; the outbox's payload retention.
 // The bytes left in the SQLite files and kill -9 during an erasure: privacy-files.test.ts.
+
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { LeadsRepository, type NewLead } from '../../features/leads/repository.js'
-import { leadReceived } from '../../features/webhooks/events.js'
-import { eventStatements } from '../../features/webhooks/outbox.js'
-import type { Store } from '../../plugins/store/open.js'
 import { call, leadOf, testApp, tokenFor } from '../helpers/app.js'
 import { type Run, run } from '../helpers/cli.js'
 import { connect, live, mcpToken } from '../helpers/mcp.js'
 import { type Delivery, receiver } from '../helpers/receiver.js'
+import { leadAt, storeAt } from '../helpers/stored-leads.js'
 import { endpointAt, until } from '../helpers/webhooks.js'
 
 const SUBMIT = '/scripts/enquiry_backend.php'
@@ -19,22 +17,6 @@ const SUBMIT = '/scripts/enquiry_backend.php'
 const ok = (t: Test, r: Run, what: string) => t.equal(r.code, 0, `${what}: ${r.stderr}`)
 const ofType = (type: string) => (d: Delivery[]) => d.filter((x) => x.event.type === type)
 
-/** Leads stored as if received at the given times, with their outbox events (as the app's listener writes them). */
-async function storeAt(store: Store, leads: NewLead[]): Promise<void> {
-  const repo = new LeadsRepository(store, [
-    {
-      inTransaction: (batch, values) => eventStatements({ dialect: store.dialect, values }, batch.map(leadReceived), true),
-    },
-  ])
-  await repo.insertBatch(leads, new Map(), new Date().toISOString())
-}
-const leadAt = (id: string, receivedAt: string, n = 1): NewLead => ({
-  id,
-  fields: { ...leadOf(n), email: `${id}@example.com` },
-  received_at: receivedAt,
-  client_id: null,
-  source: 'api',
-})
 const noRetentionOfItsOwn = { leadsRetentionDays: 0, webhookPayloadRetentionDays: 3650 }
 const ids = async (app: FastifyInstance) => (await app.leads.page(0, 1000)).map((r) => r.entry.id)
 

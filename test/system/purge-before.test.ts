@@ -9,19 +9,12 @@ import { spawn } from 'node:child_process'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { type Config, projectRoot } from '../../config.js'
-import { LeadsRepository, type NewLead } from '../../features/leads/repository.js'
+import { LeadsRepository } from '../../features/leads/repository.js'
 import { parseRfc3339 } from '../../lib/rfc3339.js'
-import { leadOf, testApp } from '../helpers/app.js'
+import { testApp } from '../helpers/app.js'
 import { cliBundle } from '../helpers/bundles.js'
 import { type Run, run } from '../helpers/cli.js'
-
-const leadAt = (id: string, receivedAt: string): NewLead => ({
-  id,
-  fields: { ...leadOf(1), email: `${id}@example.com` },
-  received_at: receivedAt,
-  client_id: null,
-  source: 'api',
-})
+import { leadAt } from '../helpers/stored-leads.js'
 
 async function withLeads(t: Parameters<typeof testApp>[0]): Promise<{ app: FastifyInstance; config: Config }> {
   // No retention of the app's own (it would erase these old leads itself).
