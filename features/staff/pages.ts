@@ -4,6 +4,7 @@
 
 import { escapeHtml as e } from '../../lib/html.js'
 import { STYLE } from '../../lib/page.js'
+import { ENROL_DAYS } from './enrolments.js'
 
 let studioName = 'Studio'
 
@@ -135,5 +136,58 @@ export function errorPage(title: string, detail: string): string {
   return layout(
     'Sign-in stopped',
     `<div class="box"><h1>Sign-in stopped</h1><p>${e(title)}</p>${detail ? `<p class="meta">${e(detail)}</p>` : ''}</div>`,
+  )
+}
+
+/** What an enrolment page shows and where its form posts. */
+export interface EnrolView {
+  /** The enrolment link's path, /oauth/enrol/{token}. */
+  action: string
+  email: string
+  name: string | null
+  message?: string
+}
+
+/** The page of a one-time enrolment link: who it enrols, and the passkey button (enrol.ts). */
+export function enrolPage(v: EnrolView): string {
+  const who = v.name ? `${e(v.name)} (${e(v.email)})` : e(v.email)
+  return layout(
+    'Add a passkey',
+    `<div class="box"><h1>Add a passkey</h1>
+<p>This link enrols <strong>${who}</strong> as the studio's staff: add a passkey on this device, and sign in with it from Claude, ChatGPT or any assistant you connect.</p>
+<p class="meta">The link works once. Opening it again before you add the passkey is fine.</p>
+${v.message ? `<p role="alert">${e(v.message)}</p>` : ''}
+<noscript><p role="alert">Adding a passkey needs JavaScript: turn it on for this page.</p></noscript>
+<form method="post" action="${e(v.action)}/passkey" id="passkey-enrol" data-failed="The passkey could not be added on this device. Try again, or use another device." hidden>
+<input type="hidden" name="response">
+<button type="submit">Add a passkey on this device</button>
+<p role="status"></p>
+</form></div>`,
+    true,
+  )
+}
+
+/** After an enrolment: the passkey is added, and how to connect an assistant. */
+export function enrolledPage(base: string): string {
+  return layout(
+    'Passkey added',
+    `<div class="box"><h1>Passkey added</h1>
+<p>From now on, sign in with <strong>Sign in with a passkey</strong> on the studio's sign-in page, on this device.</p>
+<h2>Connect your assistant</h2>
+<ul>
+<li><strong>Claude</strong>: Settings → Connectors → Add custom connector, and paste <code>${e(base)}/mcp?signin</code>. Leave the OAuth client fields empty.</li>
+<li><strong>ChatGPT</strong>: in developer mode, Create app, paste <code>${e(base)}/mcp</code> and choose OAuth. Leave the client id and secret empty.</li>
+</ul>
+<p class="meta">The assistant opens the studio's sign-in page: choose <strong>Sign in with a passkey</strong>, then <strong>Allow</strong>.</p></div>`,
+  )
+}
+
+/** Every link that cannot be used (unknown, used, expired, its person removed): one answer. */
+export function enrolRefusedPage(): string {
+  return layout(
+    'Link not valid',
+    `<div class="box"><h1>This link cannot be used</h1>
+<p>Enrolment links work once, for ${ENROL_DAYS} days. This one is not valid (any more).</p>
+<p class="meta">Ask the studio's operator for a new link: <code>npm run staff -- enrol --email …</code> with your work address.</p></div>`,
   )
 }
