@@ -15,7 +15,7 @@ import { registerEnrolRoutes } from './enrol.js'
 import { StaffEnrolments } from './enrolments.js'
 import { registerInteractions, registerPasskeyRoutes } from './interactions.js'
 import { mountProvider } from './mount.js'
-import { setStudioName } from './pages.js'
+import { setSite } from './pages.js'
 import { Passkeys } from './passkeys.js'
 import { cookieKeys, createProvider, PERSON_SCOPE, ROUTES } from './provider.js'
 
@@ -34,7 +34,7 @@ export default fp<{ config: Config }>(
     const codes = new SignInCodes(db)
     const key = loadSigningKey(config, false)
     const resources = app.auth.resources
-    setStudioName(app.playbook.studio.name)
+    setSite(app.site)
 
     const provider = createProvider({
       config,
@@ -154,5 +154,5 @@ export default fp<{ config: Config }>(
       await mailer?.close()
     })
   },
-  { name: 'staff', fastify: '5.x', dependencies: ['auth', 'store', 'playbook'] },
+  { name: 'staff', fastify: '5.x', dependencies: ['auth', 'store', 'playbook', 'errors'] },
 )

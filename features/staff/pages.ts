@@ -1,42 +1,29 @@
-// The sign-in and consent pages, in the project pages' look (lib/page.ts's style):
-// plain forms that work without JavaScript; only the passkey buttons need the small script
-// /oauth/passkey.js. Every value is escaped (lib/html.ts).
+// The sign-in, consent and enrolment pages, in the site's one page shell (lib/page.ts: its style,
+// header and footer), with a few style rules of their own: plain forms that work without
+// JavaScript; only the passkey buttons need the small script /oauth/passkey.js. Every value is
+// escaped (lib/html.ts).
 
 import { escapeHtml as e } from '../../lib/html.js'
-import { STYLE } from '../../lib/page.js'
+import { page, type Site } from '../../lib/page.js'
 import { ENROL_DAYS } from './enrolments.js'
 
-let studioName = 'Studio'
+let site: Site = { name: 'Studio', tagline: '', icon: '/favicon.ico' }
 
-/** The studio's name, shown in every page's header (set once by the staff plugin). */
-export function setStudioName(name: string): void {
-  studioName = name
+/** The site whose shell the pages use (the staff plugin sets app.site, which the catalogue names). */
+export function setSite(theSite: Site): void {
+  site = theSite
 }
 
-function layout(title: string, body: string, script = false): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${e(title)} · ${e(studioName)}</title>
-<style>${STYLE}
+/** What the sign-in pages add to the shell's head: no Referer (a link's token stays here), their boxes, the passkey script. */
+const STAFF_HEAD = `<meta name="referrer" content="no-referrer">
+<style>
 .box{background:#fff;border:1px solid var(--line);border-radius:8px;padding:1.25rem 1.5rem;max-width:34rem}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap}
 button.secondary{background:#fff;color:var(--accent);border:1px solid var(--accent)}
-</style>
-${script ? '<script src="/oauth/passkey.js" defer></script>' : ''}
-</head>
-<body>
-<header><div><span class="studio">${e(studioName)}</span><nav>Staff sign-in</nav></div></header>
-<main>
-${body}
-</main>
-<footer><div>${e(studioName)} · staff only</div></footer>
-</body>
-</html>
-`
+</style>`
+
+function layout(title: string, body: string, script = false): string {
+  return page(site, title, body, script ? `${STAFF_HEAD}\n<script src="/oauth/passkey.js" defer></script>` : STAFF_HEAD)
 }
 
 export interface FormContext {

@@ -52,6 +52,7 @@ t.test('opening a link uses nothing up; a verified passkey uses it, once', async
       t.match(res.body, /noor@studio\.test/, 'it says whom it enrols')
       t.match(res.body, /Add a passkey on this device/)
       t.match(res.body, /<script src="\/oauth\/passkey\.js" defer><\/script>/)
+      t.match(res.body, /<meta name="referrer" content="no-referrer">/, 'no Referer carries the token away')
     }
   }
   const options = await optionsOf(app, token)
@@ -93,6 +94,19 @@ t.test('opening a link uses nothing up; a verified passkey uses it, once', async
   t.match(added, { staff_id: person.id, method: 'enrol' }, 'logged with the staff id and the method')
   t.notMatch(JSON.stringify(lines), /noor@|Noor/, 'never the person’s address or name')
   t.notMatch(log.raw.join(''), token, 'nor the token')
+})
+
+t.test('the sign-in pages are in the site’s one shell: the project pages’ header and footer', async (t) => {
+  const { app, person, enrolments } = await setup(t)
+  const { token } = await enrolments.issue(person.id)
+  const projects = await app.inject({ url: '/projects' })
+  t.equal(projects.statusCode, 200)
+  const part = (html: string, tag: string) => new RegExp(`<${tag}>[\\s\\S]*?</${tag}>`).exec(html)?.[0]
+  for (const html of [(await app.inject({ url: `/oauth/enrol/${token}` })).body, (await app.inject({ url: '/oauth/enrol/x' })).body]) {
+    t.ok(part(html, 'header'))
+    t.equal(part(html, 'header'), part(projects.body, 'header'), 'the same header')
+    t.equal(part(html, 'footer'), part(projects.body, 'footer'), 'the same footer')
+  }
 })
 
 t.test('expired, voided by a newer link, and a removed person’s: refused', async (t) => {
