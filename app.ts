@@ -28,6 +28,7 @@ import playbook from './features/playbook/index.js'
 import pricing from './features/pricing/index.js'
 import privacy from './features/privacy/index.js'
 import staff from './features/staff/index.js'
+import { ROUTES as STAFF_ROUTES } from './features/staff/provider.js'
 import webhooks from './features/webhooks/index.js'
 import type { Deps } from './handlers/deps.js'
 import { operationHandlers } from './handlers/index.js'
@@ -64,6 +65,16 @@ export interface BuildOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * CORS by path (plugins/cors): what a browser-based OAuth client (the MCP Inspector) calls on its
+ * own is open to any origin, without credentials: the metadata documents and the JWKS, the token
+ * endpoint, registration and revocation. The staff sign-in pages under /oauth/ never are.
+ */
+const CORS_PATHS = {
+  open: ['/.well-known/', STAFF_ROUTES.token, STAFF_ROUTES.registration, STAFF_ROUTES.revocation],
+  closed: ['/oauth/'],
+}
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const theSpec = options.spec ?? new Spec(loadSpec())
@@ -142,7 +153,7 @@ async function registerAll(
   await app.register(rateLimit, { config })
   await app.register(errors, { apiHeaders: policy.api })
   await app.register(health)
-  await app.register(cors, { config })
+  await app.register(cors, { config, paths: CORS_PATHS })
   await app.register(formbody)
 
   // Features.

@@ -1348,8 +1348,13 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Sent only when CORS is configured (`CORS_ORIGINS`, off by default) and the request's
-         *     `Origin` is one of the listed origins, which it repeats; there is no wildcard.
+         * @description On the OAuth endpoints a browser-based client calls on its own (such as the MCP Inspector):
+         *     the token endpoint, the `/.well-known/` metadata documents and the JWKS (and, outside this
+         *     document's paths, the staff sign-in's `/oauth/register` and `/oauth/revoke`): `*`, any
+         *     origin, answered to preflights too, never with credentials (these endpoints read no
+         *     cookie). Elsewhere, sent only when CORS is configured (`CORS_ORIGINS`, off by default)
+         *     and the request's `Origin` is one of the listed origins, which it repeats. The staff
+         *     sign-in pages answer no other origin.
          * @example https://studio.example
          */
         "Access-Control-Allow-Origin": string;

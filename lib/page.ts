@@ -1,6 +1,7 @@
 // The site's one page shell: every HTML page the server writes (the catalogue's pages, the 404 of
-// an unknown path or of a project that is not published) has the same style, the same header (the
-// studio's name, a way to the projects) and the same footer (name, tagline, the API reference).
+// an unknown path or of a project that is not published, the staff sign-in pages) has the same
+// style, the same header (the studio's name, a way to the projects) and the same footer (name,
+// tagline, the API reference). A kind of page may add to the head (its own style rules, a script).
 // Plain templates: every value is escaped here, the body is HTML the caller has escaped.
 import { escapeHtml as e } from './html.js'
 import { visible } from './text.js'
@@ -59,8 +60,11 @@ footer{border-top:1px solid var(--line);color:var(--muted);font-size:.85rem}
 footer div{padding-top:1rem;padding-bottom:1.5rem}
 `
 
-/** A whole page: `body` (HTML, escaped by the caller) between the site's header and footer. */
-export function page(site: Site, title: string, body: string): string {
+/**
+ * A whole page: `body` (HTML, escaped by the caller) between the site's header and footer; `head`
+ * (HTML the caller wrote: style additions, a script tag) after the style, when given.
+ */
+export function page(site: Site, title: string, body: string, head?: string): string {
   const footer = [site.name, site.tagline].filter((s) => s !== '').map(e)
   return `<!doctype html>
 <html lang="en">
@@ -70,7 +74,7 @@ export function page(site: Site, title: string, body: string): string {
 <title>${e(title)} · ${e(site.name)}</title>
 <link rel="icon" href="${e(site.icon)}">
 <style>${STYLE}</style>
-</head>
+${head ? `${head}\n` : ''}</head>
 <body>
 <header><div><a class="studio" href="/projects">${e(site.name)}</a><nav><a href="/projects">All projects</a></nav></div></header>
 <main>

@@ -2,13 +2,17 @@
 // their leads (docs/staff-sign-in.md); safe while the server runs.
 //
 //   npx studio staff add --email ada@studio.example [--name "Ada Lovelace"]
+//                                           without SMTP_URL, prints a one-time enrolment link
+//   npx studio staff enrol --email ada@studio.example      a fresh enrolment link (voids earlier ones)
 //   npx studio staff list
 //   npx studio staff remove --email ada@studio.example     ends every grant of theirs at once
 //   npx studio staff sessions [--email ada@studio.example]  the clients each person allowed
 //   npx studio staff revoke --grant GRANT_ID               ends one of them
 import type { Command } from 'commander'
-import { loadConfig } from '../config.js'
-import { plausibleEmail, StaffAccounts } from '../features/staff/accounts.js'
+import pino from 'pino'
+import { type Config, loadConfig } from '../config.js'
+import { plausibleEmail, StaffAccounts, type StaffRow } from '../features/staff/accounts.js'
+import { ENROL_DAYS, enrolPath, StaffEnrolments } from '../features/staff/enrolments.js'
 import { act, command, newDatabaseOption, subcommand, UsageError } from './cli.js'
 import { openServerStore } from './data.js'
 
@@ -22,7 +26,29 @@ interface Values {
   grant?: string
 }
 
-async function run(name: string, values: Values, accounts: StaffAccounts, smtp: boolean): Promise<number> {
+interface Parts {
+  accounts: StaffAccounts
+  enrolments: StaffEnrolments
+  config: Config
+}
+
+/**
+ * A fresh one-time enrolment link for this person, printed for the operator to hand over (it is
+ * the person's way in: give it to them only), and logged with their staff id alone.
+ */
+async function printLink(staff: StaffRow, { enrolments, config }: Parts): Promise<void> {
+  const { token, expiresAt } = await enrolments.issue(staff.id)
+  out(`enrolment link for ${staff.email} (works once, for ${ENROL_DAYS} days, until ${expiresAt}; give it to them only):`)
+  out(`${config.publicBaseUrl}${enrolPath(token)}`)
+  pino({ level: config.logLevel, base: null }, pino.destination(2)).info(
+    { event: 'staff.enrol_link_issued', staff_id: staff.id },
+    'staff: enrolment link issued',
+  )
+}
+
+async function run(name: string, values: Values, parts: Parts): Promise<number> {
+  const { accounts } = parts
+  const smtp = parts.config.smtpUrl !== undefined
   switch (name) {
     case 'add': {
       if (!values.email || !plausibleEmail(values.email.trim())) throw new UsageError('add needs --email ADDRESS (a valid email address)')
@@ -34,9 +60,20 @@ async function run(name: string, values: Values, accounts: StaffAccounts, smtp: 
       out(`added: ${row.id} ${row.email}`)
       if (!smtp) {
         process.stderr.write(
-          'staff: warning: SMTP_URL is not set, so the server cannot email sign-in codes: set SMTP_URL (docs/configuration.md) before this person signs in\n',
+          'staff: SMTP_URL is not set, so the server cannot email sign-in codes: this person adds a passkey through the link below instead\n',
         )
+        await printLink(row, parts)
       }
+      return 0
+    }
+    case 'enrol': {
+      if (!values.email) throw new UsageError('enrol needs --email ADDRESS (or the staff id)')
+      const row = await accounts.resolve(values.email)
+      if (!row) {
+        process.stderr.write(`staff: no staff member ${values.email}\n`)
+        return 1
+      }
+      await printLink(row, parts)
       return 0
     }
     case 'list': {
@@ -96,7 +133,7 @@ async function runOn(name: string, values: Values, cmd: Command): Promise<number
   const config = loadConfig()
   const store = await openServerStore(config, cmd.optsWithGlobals().newDatabase === true)
   try {
-    return await run(name, values, new StaffAccounts(store.db), config.smtpUrl !== undefined)
+    return await run(name, values, { accounts: new StaffAccounts(store.db), enrolments: new StaffEnrolments(store.db), config })
   } finally {
     await store.close()
   }
@@ -108,10 +145,17 @@ export function staffCommand(): Command {
     "the studio's people who sign in to read leads from their assistants (docs/staff-sign-in.md)",
     'staff sign-in: people and their sessions',
   ).addOption(newDatabaseOption())
-  subcommand(staff, 'add', 'add a person: they sign in with a code emailed to this address (no self-signup)')
+  subcommand(
+    staff,
+    'add',
+    'add a person: they sign in with a code emailed to this address (no self-signup); without SMTP_URL, prints their enrolment link',
+  )
     .option('--email <address>', 'their work email address')
     .option('--name <name>', 'their name, for the lists')
     .action(act((values: Values, cmd: Command) => runOn('add', values, cmd)))
+  subcommand(staff, 'enrol', 'a one-time link for a person to add a passkey (7 days); their earlier unused links stop working')
+    .option('--email <address>', 'their address (or their staff id)')
+    .action(act((values: Values, cmd: Command) => runOn('enrol', values, cmd)))
   subcommand(staff, 'list', 'every person, with how many sessions each has').action(
     act((values: Values, cmd: Command) => runOn('list', values, cmd)),
   )

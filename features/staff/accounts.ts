@@ -53,12 +53,13 @@ export class StaffAccounts {
     return this.db.selectFrom('staff').selectAll().orderBy('created_at').orderBy('id').execute()
   }
 
-  /** Removes the person, their passkeys and codes, and every grant, session and token of theirs. */
+  /** Removes the person, their passkeys, codes and enrolment links, and every grant, session and token of theirs. */
   async remove(id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const res = await trx.deleteFrom('staff').where('id', '=', id).executeTakeFirst()
       await trx.deleteFrom('staff_passkeys').where('staff_id', '=', id).execute()
       await trx.deleteFrom('staff_codes').where('staff_id', '=', id).execute()
+      await trx.deleteFrom('staff_enrolments').where('staff_id', '=', id).execute()
       const grants = await trx.selectFrom('oidc_models').select('id').where('model', '=', 'Grant').where('account_id', '=', id).execute()
       for (const g of grants) await revokeGrant(trx, g.id)
       await trx.deleteFrom('oidc_models').where('account_id', '=', id).execute()

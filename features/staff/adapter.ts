@@ -85,7 +85,7 @@ export function storeAdapter(
 /** How long a client registered by DCR is kept without any grant (anyone may register one). */
 export const UNUSED_CLIENT_DAYS = 7
 
-/** Removes what has expired (codes, interactions, sessions, grants, refresh tokens), and registered clients nobody allowed. */
+/** Removes what has expired (codes, enrolment links, interactions, sessions, grants, refresh tokens), and registered clients nobody allowed. */
 export async function sweepExpired(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('oidc_models').where('expires_at', '<=', iso(now)).execute()
   await db
@@ -102,6 +102,7 @@ export async function sweepExpired(db: Kysely<Database>, now = Date.now()): Prom
     .deleteFrom('staff_codes')
     .where('created_at', '<=', iso(now - 24 * 3600_000))
     .execute()
+  await db.deleteFrom('staff_enrolments').where('expires_at', '<=', iso(now)).execute()
 }
 
 /** Ends a grant: the grant itself and every token, code and refresh token issued under it. */

@@ -11,9 +11,11 @@ import { StaffAccounts } from './accounts.js'
 import { sweepExpired } from './adapter.js'
 import { MetadataDocuments } from './cimd.js'
 import { SignInCodes } from './codes.js'
+import { registerEnrolRoutes } from './enrol.js'
+import { StaffEnrolments } from './enrolments.js'
 import { registerInteractions, registerPasskeyRoutes } from './interactions.js'
 import { mountProvider } from './mount.js'
-import { setStudioName } from './pages.js'
+import { setSite } from './pages.js'
 import { Passkeys } from './passkeys.js'
 import { cookieKeys, createProvider, PERSON_SCOPE, ROUTES } from './provider.js'
 
@@ -32,7 +34,7 @@ export default fp<{ config: Config }>(
     const codes = new SignInCodes(db)
     const key = loadSigningKey(config, false)
     const resources = app.auth.resources
-    setStudioName(app.playbook.studio.name)
+    setSite(app.site)
 
     const provider = createProvider({
       config,
@@ -90,7 +92,9 @@ export default fp<{ config: Config }>(
     // Said only where it matters: a studio with staff accounts and no way to email them a code.
     app.addHook('onReady', async () => {
       if (config.smtpUrl || (await accounts.list()).length === 0) return
-      app.log.warn('SMTP_URL is not set: staff sign-in codes cannot be emailed (staff sign in with a passkey only)')
+      app.log.warn(
+        'SMTP_URL is not set: staff sign-in codes cannot be emailed (staff sign in with a passkey, added through an enrolment link: npm run staff -- enrol --email ADDRESS)',
+      )
     })
     const sendCode = async (to: string, code: string, client: string): Promise<boolean> => {
       if (!config.smtpUrl) return false
@@ -120,6 +124,7 @@ export default fp<{ config: Config }>(
       passkeys: new Passkeys(db, config.publicBaseUrl, csrfKey, app.playbook.studio.name),
     }
     registerPasskeyRoutes(app, parts, registerInteractions(app, parts))
+    registerEnrolRoutes(app, { db, enrolments: new StaffEnrolments(db), passkeys: parts.passkeys, publicBaseUrl: config.publicBaseUrl })
 
     // The one issuer's metadata (RFC 8414) says what people's clients need.
     const base = config.publicBaseUrl
@@ -149,5 +154,5 @@ export default fp<{ config: Config }>(
       await mailer?.close()
     })
   },
-  { name: 'staff', fastify: '5.x', dependencies: ['auth', 'store', 'playbook'] },
+  { name: 'staff', fastify: '5.x', dependencies: ['auth', 'store', 'playbook', 'errors'] },
 )

@@ -12,7 +12,7 @@ import { normalEmail, plausibleEmail, type StaffAccounts } from './accounts.js'
 import { isDocumentUrl } from './cimd.js'
 import { CODE_TTL_MS, type SignInCodes } from './codes.js'
 import { codePage, consentPage, emailPage, errorPage, type FormContext } from './pages.js'
-import { PASSKEY_SCRIPT, type Passkeys } from './passkeys.js'
+import { PASSKEY_SCRIPT, type Passkeys, parseResponse } from './passkeys.js'
 import { interactionPath, PAGE_CSP } from './provider.js'
 
 export interface InteractionParts {
@@ -223,7 +223,7 @@ export function registerPasskeyRoutes(app: FastifyInstance, parts: InteractionPa
       if (!details) return reply
       if (!steps.csrfOk(details.uid, request.body?.csrf)) return steps.refuseForm(reply)
       const form = await steps.formOf(details)
-      const staffId = await passkeys.authenticate(details.uid, parseJson(request.body?.response))
+      const staffId = await passkeys.authenticate(details.uid, parseResponse(request.body?.response))
       if (!staffId || !(await accounts.find(staffId))) {
         request.log.info({ event: 'staff.passkey_refused', client_id: form.clientId }, 'staff sign-in: passkey refused')
         return page(reply, 400, emailPage(form, 'That passkey did not work here. Use the emailed code instead.', true))
@@ -245,20 +245,12 @@ export function registerPasskeyRoutes(app: FastifyInstance, parts: InteractionPa
       const form = await steps.formOf(details)
       const staff = await accounts.find(String(details.session?.accountId))
       if (!staff) return page(reply, 400, errorPage('This account no longer exists.', ''))
-      const added = await passkeys.register(details.uid, staff, parseJson(request.body?.response))
+      const added = await passkeys.register(details.uid, staff, parseResponse(request.body?.response))
       if (added)
         request.log.info({ event: 'staff.passkey_added', staff_id: staff.id, client_id: form.clientId }, 'staff sign-in: passkey added')
       return steps.consent(reply, details, form, added ? 'Passkey added: use it to sign in next time.' : 'The passkey could not be added.')
     },
   )
-}
-
-const parseJson = (text: unknown): never => {
-  try {
-    return JSON.parse(String(text)) as never
-  } catch {
-    return {} as never
-  }
 }
 
 export interface Steps {

@@ -1,41 +1,29 @@
-// The sign-in and consent pages, in the project pages' look (lib/page.ts's style):
-// plain forms that work without JavaScript; only the passkey buttons need the small script
-// /oauth/passkey.js. Every value is escaped (lib/html.ts).
+// The sign-in, consent and enrolment pages, in the site's one page shell (lib/page.ts: its style,
+// header and footer), with a few style rules of their own: plain forms that work without
+// JavaScript; only the passkey buttons need the small script /oauth/passkey.js. Every value is
+// escaped (lib/html.ts).
 
 import { escapeHtml as e } from '../../lib/html.js'
-import { STYLE } from '../../lib/page.js'
+import { page, type Site } from '../../lib/page.js'
+import { ENROL_DAYS } from './enrolments.js'
 
-let studioName = 'Studio'
+let site: Site = { name: 'Studio', tagline: '', icon: '/favicon.ico' }
 
-/** The studio's name, shown in every page's header (set once by the staff plugin). */
-export function setStudioName(name: string): void {
-  studioName = name
+/** The site whose shell the pages use (the staff plugin sets app.site, which the catalogue names). */
+export function setSite(theSite: Site): void {
+  site = theSite
 }
 
-function layout(title: string, body: string, script = false): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${e(title)} · ${e(studioName)}</title>
-<style>${STYLE}
+/** What the sign-in pages add to the shell's head: no Referer (a link's token stays here), their boxes, the passkey script. */
+const STAFF_HEAD = `<meta name="referrer" content="no-referrer">
+<style>
 .box{background:#fff;border:1px solid var(--line);border-radius:8px;padding:1.25rem 1.5rem;max-width:34rem}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap}
 button.secondary{background:#fff;color:var(--accent);border:1px solid var(--accent)}
-</style>
-${script ? '<script src="/oauth/passkey.js" defer></script>' : ''}
-</head>
-<body>
-<header><div><span class="studio">${e(studioName)}</span><nav>Staff sign-in</nav></div></header>
-<main>
-${body}
-</main>
-<footer><div>${e(studioName)} · staff only</div></footer>
-</body>
-</html>
-`
+</style>`
+
+function layout(title: string, body: string, script = false): string {
+  return page(site, title, body, script ? `${STAFF_HEAD}\n<script src="/oauth/passkey.js" defer></script>` : STAFF_HEAD)
 }
 
 export interface FormContext {
@@ -135,5 +123,58 @@ export function errorPage(title: string, detail: string): string {
   return layout(
     'Sign-in stopped',
     `<div class="box"><h1>Sign-in stopped</h1><p>${e(title)}</p>${detail ? `<p class="meta">${e(detail)}</p>` : ''}</div>`,
+  )
+}
+
+/** What an enrolment page shows and where its form posts. */
+export interface EnrolView {
+  /** The enrolment link's path, /oauth/enrol/{token}. */
+  action: string
+  email: string
+  name: string | null
+  message?: string
+}
+
+/** The page of a one-time enrolment link: who it enrols, and the passkey button (enrol.ts). */
+export function enrolPage(v: EnrolView): string {
+  const who = v.name ? `${e(v.name)} (${e(v.email)})` : e(v.email)
+  return layout(
+    'Add a passkey',
+    `<div class="box"><h1>Add a passkey</h1>
+<p>This link enrols <strong>${who}</strong> as the studio's staff: add a passkey on this device, and sign in with it from Claude, ChatGPT or any assistant you connect.</p>
+<p class="meta">The link works once. Opening it again before you add the passkey is fine.</p>
+${v.message ? `<p role="alert">${e(v.message)}</p>` : ''}
+<noscript><p role="alert">Adding a passkey needs JavaScript: turn it on for this page.</p></noscript>
+<form method="post" action="${e(v.action)}/passkey" id="passkey-enrol" data-failed="The passkey could not be added on this device. Try again, or use another device." hidden>
+<input type="hidden" name="response">
+<button type="submit">Add a passkey on this device</button>
+<p role="status"></p>
+</form></div>`,
+    true,
+  )
+}
+
+/** After an enrolment: the passkey is added, and how to connect an assistant. */
+export function enrolledPage(base: string): string {
+  return layout(
+    'Passkey added',
+    `<div class="box"><h1>Passkey added</h1>
+<p>From now on, sign in with <strong>Sign in with a passkey</strong> on the studio's sign-in page, on this device.</p>
+<h2>Connect your assistant</h2>
+<ul>
+<li><strong>Claude</strong>: Settings → Connectors → Add custom connector, and paste <code>${e(base)}/mcp?signin</code>. Leave the OAuth client fields empty.</li>
+<li><strong>ChatGPT</strong>: in developer mode, Create app, paste <code>${e(base)}/mcp</code> and choose OAuth. Leave the client id and secret empty.</li>
+</ul>
+<p class="meta">The assistant opens the studio's sign-in page: choose <strong>Sign in with a passkey</strong>, then <strong>Allow</strong>.</p></div>`,
+  )
+}
+
+/** Every link that cannot be used (unknown, used, expired, its person removed): one answer. */
+export function enrolRefusedPage(): string {
+  return layout(
+    'Link not valid',
+    `<div class="box"><h1>This link cannot be used</h1>
+<p>Enrolment links work once, for ${ENROL_DAYS} days. This one is not valid (any more).</p>
+<p class="meta">Ask the studio's operator for a new link: <code>npm run staff -- enrol --email …</code> with your work address.</p></div>`,
   )
 }

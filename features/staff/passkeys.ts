@@ -1,8 +1,10 @@
 // Passkeys (WebAuthn, @simplewebauthn/server): after a first sign-in by code, the consent page
-// offers to add one; later sign-ins use it from the sign-in page. The challenge of each ceremony
-// is derived from the interaction (HMAC under the server's cookie key, the interaction's uid and
-// the ceremony's purpose): it is the same on every instance without being stored, and it is used
-// within that one sign-in only (30 minutes at most). The relying party is PUBLIC_BASE_URL's host.
+// offers to add one, and so does a one-time enrolment link (enrol.ts); later sign-ins use it from
+// the sign-in page. The challenge of each ceremony is derived from the interaction or the
+// enrolment (HMAC under the server's cookie key, the interaction's uid or `enrol:` and the
+// enrolment's id, and the ceremony's purpose): it is the same on every instance without being
+// stored, and it is used within that one sign-in (30 minutes at most) or enrolment (once). The
+// relying party is PUBLIC_BASE_URL's host.
 import { createHmac } from 'node:crypto'
 import {
   type AuthenticationResponseJSON,
@@ -17,6 +19,14 @@ import type { Database } from '../../plugins/store/schema.js'
 import type { StaffRow } from './accounts.js'
 
 export type Purpose = 'register' | 'authenticate'
+
+/** A verified passkey, before it is kept. */
+export interface NewPasskey {
+  id: string
+  public_key: string
+  counter: number
+  transports: string | null
+}
 
 export class Passkeys {
   private readonly rpID: string
@@ -58,6 +68,14 @@ export class Passkeys {
 
   /** Verifies and keeps a new passkey of this person; false when it does not verify. */
   async register(uid: string, staff: StaffRow, response: RegistrationResponseJSON): Promise<boolean> {
+    const passkey = await this.verifyRegistration(uid, response)
+    if (!passkey) return false
+    await this.keep(staff.id, passkey)
+    return true
+  }
+
+  /** The new passkey of a registration response that verifies for this ceremony, or undefined. */
+  async verifyRegistration(uid: string, response: RegistrationResponseJSON): Promise<NewPasskey | undefined> {
     const result = await verifyRegistrationResponse({
       response,
       expectedChallenge: this.challenge(uid, 'register'),
@@ -65,21 +83,22 @@ export class Passkeys {
       expectedRPID: this.rpID,
       requireUserVerification: false,
     }).catch(() => undefined)
-    if (!result?.verified) return false
+    if (!result?.verified) return undefined
     const { credential } = result.registrationInfo
-    await this.db
+    return {
+      id: credential.id,
+      public_key: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: credential.transports?.join(' ') ?? null,
+    }
+  }
+
+  /** Keeps a verified passkey of this person (within a transaction when `db` is one). */
+  async keep(staffId: string, passkey: NewPasskey, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto('staff_passkeys')
-      .values({
-        id: credential.id,
-        staff_id: staff.id,
-        public_key: Buffer.from(credential.publicKey).toString('base64url'),
-        counter: credential.counter,
-        transports: credential.transports?.join(' ') ?? null,
-        created_at: new Date().toISOString(),
-        used_at: null,
-      })
+      .values({ ...passkey, staff_id: staffId, created_at: new Date().toISOString(), used_at: null })
       .execute()
-    return true
   }
 
   authenticationOptions(uid: string) {
@@ -117,6 +136,15 @@ export class Passkeys {
   }
 }
 
+/** A ceremony's response as the passkey script posts it (a form field of JSON); {} when it is not JSON. */
+export const parseResponse = (text: unknown): never => {
+  try {
+    return JSON.parse(String(text)) as never
+  } catch {
+    return {} as never
+  }
+}
+
 /** The script of the passkey buttons (served at /oauth/passkey.js; the pages work without it, by code). */
 export const PASSKEY_SCRIPT = `'use strict';
 (() => {
@@ -133,7 +161,7 @@ export const PASSKEY_SCRIPT = `'use strict';
     if (status) status.textContent = '';
     form.submit();
   };
-  for (const [id, purpose] of [['passkey-sign-in', 'authenticate'], ['passkey-add', 'register']]) {
+  for (const [id, purpose] of [['passkey-sign-in', 'authenticate'], ['passkey-add', 'register'], ['passkey-enrol', 'register']]) {
     const form = document.getElementById(id);
     if (!form) continue;
     form.hidden = false;
@@ -142,7 +170,7 @@ export const PASSKEY_SCRIPT = `'use strict';
       event.preventDefault();
       run(form, purpose).catch(() => {
         const status = form.querySelector('[role=status]');
-        if (status) status.textContent = 'The passkey did not work. Use the emailed code instead.';
+        if (status) status.textContent = form.dataset.failed || 'The passkey did not work. Use the emailed code instead.';
       });
     });
   }

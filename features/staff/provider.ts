@@ -91,6 +91,10 @@ export function createProvider(parts: ProviderParts): Provider {
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
     interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+    // Token and revocation requests from a browser at any origin (the MCP Inspector): public
+    // clients with PKCE and bearer tokens, no cookie read, so no client is tied to origins. The
+    // CORS headers themselves are plugins/cors's (the provider leaves a response that has them).
+    clientBasedCORS: () => true,
     async findAccount(_ctx, sub) {
       const staff = await accounts.find(sub)
       return staff && { accountId: staff.id, claims: async () => ({ sub: staff.id }) }

@@ -188,6 +188,18 @@ export interface StaffPasskeysTable {
   used_at: string | null
 }
 
+/** A one-time enrolment link (features/staff/enrolments.ts): only a hash of its token. */
+export interface StaffEnrolmentsTable {
+  /** The enrolment's id: its passkey ceremony's challenge is derived from it. */
+  id: string
+  /** SHA-256 of the link's token, base64url. */
+  token_hash: string
+  staff_id: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
 /** One record of the person-facing authorization server (oidc-provider's adapter, features/staff/adapter.ts). */
 export interface OidcModelsTable {
   model: string
@@ -218,5 +230,6 @@ export interface Database {
   staff: StaffTable
   staff_codes: StaffCodesTable
   staff_passkeys: StaffPasskeysTable
+  staff_enrolments: StaffEnrolmentsTable
   oidc_models: OidcModelsTable
 }

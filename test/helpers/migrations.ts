@@ -12,4 +12,5 @@ export const EXPECTED_MIGRATIONS = [
   '009_key_checks',
   '010_delivery_instances',
   '011_staff',
+  '012_staff_enrolments',
 ]

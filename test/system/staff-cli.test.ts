@@ -1,5 +1,5 @@
-// `npm run staff -- …` (scripts/staff.ts) on a running app's storage: add, list, sessions, revoke,
-// remove, and the mistakes (exit 64, exit 1). SQLite, and PostgreSQL under DATABASE_URL.
+// `npm run staff -- …` (scripts/staff.ts) on a running app's storage: add, enrol, list, sessions,
+// revoke, remove, and the mistakes (exit 64, exit 1). SQLite, and PostgreSQL under DATABASE_URL.
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
 import { run } from '../helpers/cli.js'
@@ -20,9 +20,28 @@ t.test('staff add, list, sessions, revoke, remove', async (t) => {
   t.equal((await run('staff', ['add', '--email', 'grace@studio.test'], server.config, env)).code, 1, 'twice: refused')
   const bad = await run('staff', ['add', '--email', 'not-an-address'], server.config, env)
   t.equal(bad.code, 64, 'a mistake in the command line')
-  const noSmtp = await run('staff', ['add', '--email', 'lin@studio.test'], server.config)
+  t.notMatch(added.stdout, /oauth\/enrol/, 'with SMTP_URL, no enrolment link: the person signs in by code')
+
+  // Without SMTP_URL: a one-time enrolment link for the operator to hand over.
+  const linkIn = (out: string) => new RegExp(`^${server.base}/oauth/enrol/([A-Za-z0-9_-]{43})$`, 'm').exec(out)?.[1]
+  const opens = async (token: string | undefined) => (await fetch(`${server.base}/oauth/enrol/${token}`)).status
+  const baseEnv = { PUBLIC_BASE_URL: server.base }
+  const noSmtp = await run('staff', ['add', '--email', 'lin@studio.test'], server.config, baseEnv)
   t.equal(noSmtp.code, 0)
   t.match(noSmtp.stderr, /SMTP_URL is not set/, 'without SMTP_URL, the operator is told codes cannot be sent')
+  const firstLink = linkIn(noSmtp.stdout)
+  t.ok(firstLink, 'the enrolment link is printed')
+  t.match(noSmtp.stdout, /works once, for 7 days/)
+  t.equal(await opens(firstLink), 200, 'the link opens the enrolment page')
+  const enrol = await run('staff', ['enrol', '--email', 'lin@studio.test'], server.config, baseEnv)
+  t.equal(enrol.code, 0, enrol.stderr)
+  const secondLink = linkIn(enrol.stdout)
+  t.ok(secondLink, 'enrol prints a fresh link')
+  t.not(secondLink, firstLink)
+  t.equal(await opens(firstLink), 410, 'the earlier unused link stops working')
+  t.equal(await opens(secondLink), 200)
+  t.equal((await run('staff', ['enrol', '--email', 'nobody@studio.test'], server.config)).code, 1, 'enrol: not staff')
+  t.equal((await run('staff', ['enrol'], server.config)).code, 64, 'enrol: no address')
 
   const list = await run('staff', ['list'], server.config)
   t.match(list.stdout, /grace@studio\.test {2}Grace .* sessions: 0/)

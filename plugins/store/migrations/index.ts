@@ -13,6 +13,7 @@ import m008 from './008_erasure_position.js'
 import m009 from './009_key_checks.js'
 import m010 from './010_delivery_instances.js'
 import m011 from './011_staff.js'
+import m012 from './012_staff_enrolments.js'
 
 export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '001_initial': m001,
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '009_key_checks': m009,
   '010_delivery_instances': m010,
   '011_staff': m011,
+  '012_staff_enrolments': m012,
 }
