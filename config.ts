@@ -14,10 +14,10 @@ import { checkedSmtpUrl } from './lib/smtp-url.js'
 export { MAX_RATE_LIMIT, parseRateLimits, parseTrustProxy, type RateLimitOverride, TRUST_PROXY_EXAMPLE } from './lib/config-values.js'
 export { ConfigError } from './lib/settings.js'
 
-/** The project root (this file sits at the root, or at dist/ once compiled). */
+/** The project root (this file sits at the root, or at dist/ once compiled, or dist/tests in the tests' bundles). */
 export const projectRoot = (() => {
   const here = fileURLToPath(new URL('.', import.meta.url))
-  return here.replace(/[\\/]dist[\\/]?$/, '')
+  return here.replace(/[\\/]dist(?:[\\/]tests)?[\\/]?$/, '')
 })()
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const

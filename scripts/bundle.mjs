@@ -16,7 +16,7 @@
 // The OpenAPI document check is precompiled into the bundle: see precompiled-openapi-validator.mjs.
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
 import { precompiledOpenApiValidator, VALIDATOR } from './precompiled-openapi-validator.mjs'
 
@@ -83,6 +83,81 @@ export async function bundle(names = Object.keys(ENTRIES)) {
     ),
   )
   removeUnusedChunks()
+}
+
+/** Where the test files' bundles go (`npm test` runs them: test/tiers.mjs). */
+export const TESTS_DIR = join(dist, 'tests')
+
+/** A test file's bundle: test/app/leads.test.ts → dist/tests/app-leads.test.js (one flat folder). */
+export const testBundle = (file) => join(TESTS_DIR, `${testBundleName(file)}.js`)
+const testBundleName = (file) =>
+  file
+    .replace(/^test[\\/]/, '')
+    .replace(/\.ts$/, '')
+    .replace(/[\\/]/g, '-')
+
+/**
+ * The test files, bundled as the server is (node_modules inside, the precompiled OpenAPI
+ * validator), into one flat folder with their shared chunks and the worker threads' files, so
+ * that code finding a file next to itself (the SQLite writer thread, config.ts's projectRoot)
+ * finds it wherever esbuild put that code. Through tsx every test process loaded about a thousand
+ * modules one by one and compiled the OpenAPI schema for every app it built; a bundle halves a
+ * test file's CPU time (test/app/token.test.ts: 12 s against 23 s of CPU). tsc still checks the
+ * sources' types (`npm run typecheck`); tap's --enable-source-maps maps stack traces back to them.
+ * `import.meta.url` in a test file stays the test file's own (a plugin writes it in), so tests
+ * find their neighbours as they do from source (testFileUrls). Always every test file at once: shared code goes
+ * to chunks, never into one file's bundle.
+ */
+export async function bundleTests(files) {
+  rmSync(TESTS_DIR, { recursive: true, force: true })
+  await build({
+    entryPoints: {
+      ...Object.fromEntries(files.map((file) => [testBundleName(file), join(root, file)])),
+      'sqlite-thread': join(root, ENTRIES['sqlite-thread'].source),
+      'backup-thread': join(root, ENTRIES['backup-thread'].source),
+    },
+    outdir: TESTS_DIR,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    target: 'node20',
+    sourcemap: 'linked',
+    tsconfig: join(root, 'tsconfig.json'),
+    // tap (the runner's own instance), the browser driver, the build and lint tools some tests run
+    // (they load native code or their own files) and the typed client package stay packages.
+    external: [
+      ...EXTERNAL,
+      ...['tap', '@tapjs/*', 'playwright-core', 'esbuild', 'tsx', 'tsx/*', 'vite', 'typescript', 'openapi-typescript'],
+      ...['@redocly/*', '@stoplight/*', '@biomejs/*', 'studio-api-client'],
+    ],
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+    plugins: [precompiledOpenApiValidator(root), testFileUrls()],
+    logLevel: 'warning',
+  })
+}
+
+/**
+ * Writes each test file's own URL in place of its `import.meta.url`, and each script's: a script
+ * inlined into a test's bundle must not take the test for itself (`if (import.meta.url === argv[1])
+ * main()`, spec-diff's say). The app's own code keeps the bundle's URL, to find the threads' files.
+ */
+function testFileUrls() {
+  return {
+    name: 'test-file-urls',
+    setup(b) {
+      const own = ['test', 'scripts', 'bench'].map((dir) => join(root, dir, '/'))
+      b.onLoad({ filter: /\.ts$/ }, (args) =>
+        own.some((dir) => args.path.startsWith(dir))
+          ? {
+              contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+              loader: 'ts',
+            }
+          : undefined,
+      )
+    },
+  }
 }
 
 const CHUNK = /chunk-[A-Z0-9]+\.js/g

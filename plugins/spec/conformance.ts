@@ -37,9 +37,17 @@ export const RATE_LIMIT_EXEMPT = ['/healthz', '/readyz']
 const headerValue = (raw: string | string[] | number | undefined): string | undefined =>
   raw === undefined ? undefined : Array.isArray(raw) ? raw.join(', ') : String(raw)
 
+/** What the spec says of a response: whether the status is declared, its JSON body's schema and its headers. */
+export interface ResponseSpec {
+  declared: boolean
+  schema?: unknown
+  headers?: Record<string, HeaderSpec>
+}
+
 export class Conformance {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true })
   private readonly compiled = new Map<string, ValidateFunction>()
+  private readonly described = new Map<string, ResponseSpec>()
 
   constructor(readonly spec: Spec) {
     ;(addFormats as unknown as (a: Ajv2020) => void)(this.ajv)
@@ -58,8 +66,19 @@ export class Conformance {
    * The spec's description of a response: the JSON schema of its body, if it has one, and its
    * headers. A path the spec does not have is described by the Error schema for an error status.
    */
-  responseSpec(method: string, url: string, status: number): { declared: boolean; schema?: unknown; headers?: Record<string, HeaderSpec> } {
+  responseSpec(method: string, url: string, status: number): ResponseSpec {
     const path = url.split('?')[0] ?? '/'
+    const key = `${method.toUpperCase()} ${path} ${status}`
+    const cached = this.described.get(key)
+    if (cached) return cached
+    const described = this.describe(method, path, status)
+    // Kept for the spec's own paths only (a bounded set), not for every path a caller tried.
+    if (Object.hasOwn(this.spec.document.paths, path)) this.described.set(key, described)
+    return described
+  }
+
+  /** responseSpec, uncached (the spec's schemas expanded: what a suite of thousands of calls asked again and again). */
+  private describe(method: string, path: string, status: number): ResponseSpec {
     const op = this.spec.document.paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()] as
       | { responses: Record<string, unknown> }
       | undefined

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
 import t from 'tap'
+import { tsImport } from 'tsx/esm/api'
 import { projectRoot } from '../../config.js'
 import { newClient } from '../helpers/app.js'
 import { live } from '../helpers/mcp.js'
@@ -57,8 +58,9 @@ t.test('a consumer generates types from /openapi.json and calls every operation 
   )
   t.equal(tsc.code, 0, `the example and the README's snippet type-check against the generated types ${tsc.out}`)
 
-  // Typed loosely here: the example's own types exist only once generated (above).
-  const { walkthrough } = (await import(join(dir, 'example.ts'))) as {
+  // Typed loosely here: the example's own types exist only once generated (above). TypeScript
+  // written at run time: loaded through tsx, as a consumer's own toolchain would compile it.
+  const { walkthrough } = (await tsImport(join(dir, 'example.ts'), import.meta.url)) as {
     walkthrough: (base: string, id: string, secret: string) => Promise<Record<string, unknown> & { receipt?: { id: string } }>
   }
   const result = await walkthrough(base, client.client_id, client.client_secret)
