@@ -43,7 +43,7 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)))
  */
 const TIERS = {
   pure: { jobs: 4, timeout: 120 },
-  app: { jobs: 2, timeout: 300 },
+  app: { jobs: 3, timeout: 300 },
   system: { jobs: 2, timeout: 600 },
 }
 
@@ -53,7 +53,8 @@ export const SCALE_OUT = ['test/system/proxy.test.ts', 'test/system/erase-long-r
 const args = process.argv.slice(2)
 const tierOf = (file) => relative(root, join(process.cwd(), file)).split('/')[1] ?? ''
 const files = args.filter((a) => a.endsWith('.test.ts'))
-const unknown = args.filter((a) => !(a in TIERS) && a !== '--scale-out' && a !== '--build' && !files.includes(a))
+const FLAGS = ['--scale-out', '--build', '--together']
+const unknown = args.filter((a) => !(a in TIERS) && !FLAGS.includes(a) && !/^--(postgres|redis)=./.test(a) && !files.includes(a))
 const strays = files.filter((f) => !existsSync(f) || !(tierOf(f) in TIERS))
 if (unknown.length > 0 || strays.length > 0) {
   console.error(
@@ -161,30 +162,30 @@ function prepare(needsBundles) {
 }
 
 /**
- * Runs the test files, `jobs` at a time, each bundle in a plain `node` process that prints TAP
- * (the files use tap's API; tap counts their assertions and prints `# { total, pass, fail }`).
+ * Runs test files, `width` at a time, each bundle in a plain `node` process that prints TAP (the
+ * files use tap's API; tap counts their assertions and prints `# { total, pass, fail }`). Each
+ * item is a file of a run (a tier on a store), whose counts, first start and last end it adds to.
  * Not tap's runner: it starts every test with @tapjs/processinfo's and @tapjs/mock's module hooks
  * and puts processinfo's hook into NODE_OPTIONS of every process a test starts, so each server
  * and CLI of the system tier loaded it too. Measured on this machine: the CLI bundle answering
  * `clients list` 2.2 s of CPU with the hook against 0.7 s without; test/app/errors.test.ts 29 s
  * of CPU under tap's runner against 8 s as a plain process. A file's output is printed whole when
  * it ends, under `# Subtest: <file>`, then `ok|not ok N - <file> # time=…ms`, as tap's runner did.
- * `timeout` (seconds) is the file's own tap timeout (TAP_TIMEOUT: it reports what was still
- * running); a file still alive 30 s later is killed.
+ * A file's timeout (seconds, its tier's) is its own tap timeout (TAP_TIMEOUT: tap reports what
+ * was still running); a file still alive 30 s later is killed.
  */
-function runFiles(files, { jobs, timeout }) {
-  const width = Number(process.env.TAP_JOBS) || jobs
-  const queue = files.map((file, index) => ({ file, index: index + 1 }))
-  let pass = 0
-  let fail = 0
-  const runOne = ({ file, index }) =>
+function runItems(items, width) {
+  // Largest files first (a fair guess at the longest): none of them is left to run alone at the end.
+  const queue = items.map((item) => ({ ...item, size: statSync(join(root, item.file)).size })).sort((a, b) => b.size - a.size)
+  const runOne = ({ file, index, run }) =>
     new Promise((done) => {
       const started = Date.now()
+      run.started = Math.min(run.started ?? started, started)
       // The store as an argument: tap names a file's fixture folders (.tap/fixtures) after its
       // command line, so the same file run on both stores at once never shares a folder.
-      const child = spawn(process.execPath, ['--enable-source-maps', relative(root, testBundle(file)), `--store=${storeArg}`], {
+      const child = spawn(process.execPath, ['--enable-source-maps', relative(root, testBundle(file)), `--store=${run.storeArg}`], {
         cwd: root,
-        env: { ...process.env, TAP_TIMEOUT: String(timeout) },
+        env: { ...process.env, ...run.env, TAP_TIMEOUT: String(run.settings.timeout) },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let out = ''
@@ -194,23 +195,25 @@ function runFiles(files, { jobs, timeout }) {
       child.stderr.on('data', (chunk) => {
         out += chunk
       })
-      const killer = setTimeout(() => child.kill('SIGKILL'), (timeout + 30) * 1000)
+      const killer = setTimeout(() => child.kill('SIGKILL'), (run.settings.timeout + 30) * 1000)
       child.on('close', (code, signal) => {
         clearTimeout(killer)
         const ms = Date.now() - started
+        run.ended = Date.now()
         const counts = [...out.matchAll(/^# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/gm)].pop()
         const filePass = Number(counts?.[2] ?? 0)
         let fileFail = Number(counts?.[3] ?? 0)
         if ((code !== 0 || signal || !counts) && fileFail === 0) fileFail = 1
-        pass += filePass
-        fail += fileFail
+        run.pass += filePass
+        run.fail += fileFail
         const body = out
           .replace(/\n$/, '')
           .split('\n')
           .map((line) => (line ? `    ${line}` : line))
         const ended = signal ? ` (killed: ${signal})` : code !== 0 ? ` (exit ${code})` : ''
+        const where = run.together ? ` (${run.tier} on ${run.store})` : ''
         process.stdout.write(
-          `# Subtest: ${file}\n${body.join('\n')}\n${fileFail > 0 ? 'not ok' : 'ok'} ${index} - ${file}${ended} # time=${ms}ms\n\n`,
+          `# Subtest: ${file}${where}\n${body.join('\n')}\n${fileFail > 0 ? 'not ok' : 'ok'} ${index} - ${file}${where}${ended} # time=${ms}ms\n\n`,
         )
         done()
       })
@@ -218,17 +221,36 @@ function runFiles(files, { jobs, timeout }) {
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) await runOne(next)
   }
-  return Promise.all(Array.from({ length: Math.min(width, files.length) }, worker)).then(() => ({ pass, fail }))
+  return Promise.all(Array.from({ length: Math.min(width, items.length) }, worker))
 }
 
-const store = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'SQLite'
-const storeArg = process.env.DATABASE_URL ? 'postgres' : 'sqlite'
-const runs = selected.map((tier) => ({ tier, files: testFiles(join('test', tier)) }))
+/** A store's label and the argument that keeps its fixture folders apart. */
+const storeOf = (env) => ({
+  store: env.DATABASE_URL ? `PostgreSQL${env.REDIS_URL ? ' + Redis' : ''}` : 'SQLite',
+  storeArg: env.DATABASE_URL ? 'postgres' : 'sqlite',
+})
+const run = (tier, files, env = {}, settings = TIERS[tier]) => ({
+  tier,
+  files,
+  env,
+  settings,
+  ...storeOf({ ...process.env, ...env }),
+  pass: 0,
+  fail: 0,
+})
+const runs = selected.map((tier) => run(tier, testFiles(join('test', tier))))
 for (const tier of Object.keys(TIERS)) {
   const chosen = files.filter((f) => tierOf(f) === tier).map((f) => relative(root, join(process.cwd(), f)))
-  if (chosen.length > 0) runs.push({ tier, files: chosen })
+  if (chosen.length > 0) runs.push(run(tier, chosen))
 }
-if (scaleOut) runs.push({ tier: 'system (scale-out)', files: SCALE_OUT, settings: TIERS.system })
+if (scaleOut) runs.push(run('system (scale-out)', SCALE_OUT, {}, TIERS.system))
+// --postgres=URL [--redis=URL]: CI's second store, in the same run: the app tier and the
+// scale-out files again on it.
+const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+if (option('postgres')) {
+  const env = { DATABASE_URL: option('postgres'), ...(option('redis') && { REDIS_URL: option('redis') }) }
+  runs.push(run('app', testFiles(join('test', 'app')), env), run('system (scale-out)', SCALE_OUT, env, TIERS.system))
+}
 prepare(args.includes('--build') || runs.some(({ tier }) => tier.startsWith('system')))
 await bundleTestFiles()
 // `--build`: only what the tiers need built (pretest's last step, so that runs started together
@@ -236,20 +258,30 @@ await bundleTestFiles()
 if (args.includes('--build')) process.exit(0)
 const { testBundle } = await import('../scripts/bundle.mjs')
 
-let pass = 0
-let fail = 0
-const lines = []
-for (const run of runs) {
-  console.log(`\n== tier ${run.tier} on ${store}: ${run.files.length} files`)
-  const started = Date.now()
-  const result = await runFiles(run.files, run.settings ?? TIERS[run.tier])
-  const seconds = Math.round((Date.now() - started) / 1000)
-  const line = `== tier ${run.tier} on ${store}: ${result.pass} passed, ${result.fail} failed, ${seconds} s`
-  console.log(line)
-  lines.push(line)
-  pass += result.pass
-  fail += result.fail
+// --together: every run's files in one pool of TOGETHER_JOBS at a time, largest first (CI: both
+// stores at once). The tests of a file wait on servers, clients and timeouts; tiers one after the
+// other left the cores half idle, all of them together keep them busy.
+const TOGETHER_JOBS = 4
+const together = args.includes('--together')
+const itemsOf = (r) => r.files.map((file, i) => ({ file, index: i + 1, run: r }))
+if (together) {
+  for (const r of runs) r.together = true
+  console.log(`\n== together: ${runs.map((r) => `${r.tier} on ${r.store} (${r.files.length} files)`).join(', ')}`)
+  await runItems(runs.flatMap(itemsOf), Number(process.env.TAP_JOBS) || TOGETHER_JOBS)
+} else {
+  for (const r of runs) {
+    console.log(`\n== tier ${r.tier} on ${r.store}: ${r.files.length} files`)
+    await runItems(itemsOf(r), Number(process.env.TAP_JOBS) || r.settings.jobs)
+    console.log(tierLine(r))
+  }
 }
-console.log(`\n${lines.join('\n')}`)
+
+function tierLine(r) {
+  const seconds = Math.round(((r.ended ?? Date.now()) - (r.started ?? Date.now())) / 1000)
+  return `== tier ${r.tier} on ${r.store}: ${r.pass} passed, ${r.fail} failed, ${seconds} s${together ? ' (first start to last end, beside the others)' : ''}`
+}
+const pass = runs.reduce((n, r) => n + r.pass, 0)
+const fail = runs.reduce((n, r) => n + r.fail, 0)
+console.log(`\n${runs.map(tierLine).join('\n')}`)
 console.log(`# { total: ${pass + fail}, pass: ${pass}, fail: ${fail} }`)
 process.exit(fail > 0 ? 1 : 0)
