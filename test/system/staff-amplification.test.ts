@@ -96,7 +96,13 @@ t.test('no anonymous request to the staff sign-in makes the server send more tha
     ['an email form posted to a made-up interaction', 'POST', '/oauth/sign-in/made-up/email', 'csrf=x&email=a%40b.example', form],
     ['an enrolment link with a made-up token', 'GET', `/oauth/enrol/${'A'.repeat(43)}`],
     ['the passkey script', 'GET', '/oauth/passkey.js'],
-    ['/mcp?signin without a token (the 401 Claude reads)', 'POST', '/mcp?signin', '{"jsonrpc":"2.0","id":1,"method":"ping"}', 'application/json'],
+    [
+      '/mcp?signin without a token (the 401 Claude reads)',
+      'POST',
+      '/mcp?signin',
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      'application/json',
+    ],
   ]
   const REPEAT = 20
   for (const [label, method, path, body, type] of kinds) {
