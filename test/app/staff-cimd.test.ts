@@ -1,83 +1,32 @@
 // A client named by its Client ID Metadata Document (features/staff/cimd.ts): the test serves the
-// document over https (a certificate made for this test, trusted through https.globalAgent, as an
-// operator's CA bundle would be), the person signs in and consents, the consent page names the
-// client by its verified host, and the code exchange works with no registration. Documents that
-// may not be used are refused. WEBHOOKS_ALLOW_PRIVATE lets the loopback document through, as it
-// lets webhooks; without it the same URL is refused (the webhooks' address rules).
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { createServer, globalAgent } from 'node:https'
-import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import * as oauth from 'oauth4webapi'
+// document over https (helpers/cimd.ts: a certificate made for this test, trusted through
+// https.globalAgent, as an operator's CA bundle would be), the person signs in and consents, the
+// consent page names the client by its verified host, and the code exchange works with no
+// registration. Documents that may not be used are refused. WEBHOOKS_ALLOW_PRIVATE lets the
+// loopback document through, as it lets webhooks; without it the same URL is refused (the
+// webhooks' address rules). The same flow in a real browser: test/system/browser/staff.test.ts.
 import t from 'tap'
+import { clientDocument, documentClient, documentServer } from '../helpers/cimd.js'
 import { live } from '../helpers/mcp.js'
 import { smtpServer } from '../helpers/smtp.js'
-import { authorizationUrl, Browser, codeFrom, exchange, field, insecure, type PublicClient, sentTo } from '../helpers/staff.js'
+import { authorizationUrl, Browser, codeFrom, exchange, field, type PublicClient, sentTo } from '../helpers/staff.js'
 
 t.setTimeout(120_000)
 
 const STAFF = 'lin@studio.test'
 
 t.test('a client by its metadata document: sign-in, consent by verified host, code exchange; bad documents refused', async (t) => {
-  const dir = t.testdir({})
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  )
-  const cert = readFileSync(join(dir, 'cert.pem'))
-  const previousCa = globalAgent.options.ca
-  globalAgent.options.ca = cert
-  t.teardown(() => {
-    globalAgent.options.ca = previousCa
-  })
-  const documents = new Map<string, string>()
-  let fetches = 0
-  const docs = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
-    fetches++
-    const body = documents.get(req.url ?? '')
-    res.writeHead(body ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(body ?? '')
-  })
-  await new Promise<void>((r) => docs.listen(0, '127.0.0.1', r))
-  t.teardown(() => docs.close())
-  const origin = `https://127.0.0.1:${(docs.address() as AddressInfo).port}`
+  const docs = await documentServer(t)
+  const { origin } = docs
   const redirectUri = 'http://127.0.0.1:9/cimd-callback'
   const id = `${origin}/client.json`
-  documents.set(
-    '/client.json',
-    JSON.stringify({
-      client_id: id,
-      client_name: 'Claims to be Claude',
-      redirect_uris: [redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_method: 'none',
-    }),
-  )
-  documents.set('/other.json', JSON.stringify({ client_id: `${origin}/client.json`, redirect_uris: [redirectUri] }))
-  documents.set(
+  docs.documents.set('/client.json', clientDocument(id, redirectUri, 'Claims to be Claude'))
+  docs.documents.set('/other.json', JSON.stringify({ client_id: `${origin}/client.json`, redirect_uris: [redirectUri] }))
+  docs.documents.set(
     '/secret.json',
     JSON.stringify({ client_id: `${origin}/secret.json`, redirect_uris: [redirectUri], token_endpoint_auth_method: 'client_secret_basic' }),
   )
-  documents.set(
+  docs.documents.set(
     '/large.json',
     JSON.stringify({ client_id: `${origin}/large.json`, redirect_uris: [redirectUri], client_name: 'x'.repeat(6000) }),
   )
@@ -85,17 +34,16 @@ t.test('a client by its metadata document: sign-in, consent by verified host, co
   const smtp = await smtpServer(t)
   const server = await live(t, { smtpUrl: smtp.url, webhooksAllowPrivate: true })
   await server.app.staff.accounts.add(STAFF, 'Lin')
-  const issuer = new URL(server.base)
-  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+  const client = await documentClient(server.base, id, redirectUri)
+  const { as } = client
   t.equal(as.client_id_metadata_document_supported, true, 'the metadata says so')
-  const client: PublicClient = { as, client: { client_id: id, token_endpoint_auth_method: 'none' }, redirectUri }
 
   const browser = new Browser()
   const auth = await authorizationUrl(client)
   const first = await browser.follow(auth.url.toString(), redirectUri)
   t.equal(first.res.status, 200, 'the sign-in page, with no registration')
   const html = await first.res.text()
-  t.match(html, `127.0.0.1:${(docs.address() as AddressInfo).port} asks`, 'the client named by the host that served its document')
+  t.match(html, `${docs.host} asks`, 'the client named by the host that served its document')
   const before = sentTo(smtp, STAFF)
   const codePage = await (await browser.post(`${first.url}/email`, { csrf: field(html, 'csrf'), email: STAFF })).text()
   const code = await codeFrom(smtp, STAFF, before + 1)
@@ -110,9 +58,9 @@ t.test('a client by its metadata document: sign-in, consent by verified host, co
   t.ok(tokens.access_token, 'tokens for the document’s client')
   const claims = JSON.parse(Buffer.from(tokens.access_token.split('.')[1] as string, 'base64url').toString())
   t.equal(claims.client_id, id)
-  const fetched = fetches
+  const fetched = docs.fetches
   await authorizationUrl(client).then((a) => new Browser().go(a.url.toString()))
-  t.equal(fetches, fetched, 'the document is cached (its max-age)')
+  t.equal(docs.fetches, fetched, 'the document is cached (its max-age)')
 
   for (const [path, why] of [
     ['/other.json', 'a document whose client_id is another URL'],
@@ -125,8 +73,8 @@ t.test('a client by its metadata document: sign-in, consent by verified host, co
     t.equal(res.status, 400, `${why}: refused`)
     t.equal(res.headers.get('location'), null, `${why}: no redirect`)
   }
-  const refusedFetches = fetches
+  const refusedFetches = docs.fetches
   const again: PublicClient = { as, client: { client_id: `${origin}/missing.json`, token_endpoint_auth_method: 'none' }, redirectUri }
   await new Browser().go((await authorizationUrl(again)).url.toString())
-  t.equal(fetches, refusedFetches, 'a refused document is not fetched again at once (no amplification)')
+  t.equal(docs.fetches, refusedFetches, 'a refused document is not fetched again at once (no amplification)')
 })

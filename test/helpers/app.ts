@@ -3,8 +3,6 @@
 // must carry) so that no test sees a response the contract does not describe.
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync } from 'node:fs'
-import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import type { Test } from 'tap'
@@ -15,7 +13,7 @@ import { Conformance } from '../../plugins/spec/conformance.js'
 import { Spec } from '../../plugins/spec/document.js'
 import { loadSpec } from '../../plugins/spec/load.js'
 import { serverBundle } from './bundles.js'
-import { testdir } from './folders.js'
+import { subfolder } from './folders.js'
 
 /** The spec as the tests read it: the same document the app loads by default. */
 export const spec = new Spec(loadSpec())
@@ -64,18 +62,8 @@ export async function storageConfig(t: Test): Promise<Partial<Config>> {
   return out
 }
 
-/**
- * A data folder of its own inside the test's folder. testdir(t) re-creates the test's folder on
- * every call, so a second app of the same test would wipe the first one's database under it
- * (which the server now detects, and refuses to go on with).
- */
-function appDataDir(t: Test): string {
-  if (!existsSync(t.testdirName)) testdir(t, {})
-  return mkdtempSync(join(t.testdirName, 'app-'))
-}
-
 export async function testApp(t: Test, overrides: Partial<Config> = {}, options: BuildOptions = {}): Promise<TestApp> {
-  const dataDir = overrides.dataDir ?? appDataDir(t)
+  const dataDir = overrides.dataDir ?? subfolder(t, 'app-')
   const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)), ...overrides })
   const app = await buildApp(config, options)
   t.teardown(() => app.close())

@@ -8,6 +8,8 @@
 // the folder (a scheduled backup; CI saw the same race as ENOTEMPTY with a folder of its own).
 // Registering a teardown first puts the removal after all of them. test/pure/folders.test.ts checks
 // that this still holds for the tap installed.
+import { existsSync, mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Test } from 'tap'
 
 const ordered = new WeakSet<Test>()
@@ -19,4 +21,14 @@ export function testdir(t: Test, content?: Parameters<Test['testdir']>[0]): stri
     t.teardown(() => {})
   }
   return t.testdir(content)
+}
+
+/**
+ * A new folder of its own inside the test's folder. testdir(t) re-creates the test's folder on
+ * every call, so a second call would wipe what the first put there (an app's database, a
+ * certificate): the test's folder is made once, and each part takes a folder in it.
+ */
+export function subfolder(t: Test, prefix: string): string {
+  if (!existsSync(t.testdirName)) testdir(t, {})
+  return mkdtempSync(join(t.testdirName, prefix))
 }

@@ -60,14 +60,19 @@ export interface PublicClient {
   redirectUri: string
 }
 
+/** The authorization server's metadata (RFC 8414) at `base`, the issuer. */
+export async function discovery(base: string): Promise<oauth.AuthorizationServer> {
+  const issuer = new URL(base)
+  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+}
+
 /** Discovery, then a public client registered by DCR. */
 export async function registeredClient(
   base: string,
   redirectUri = 'http://127.0.0.1:9/callback',
   name = 'Test assistant',
 ): Promise<PublicClient> {
-  const issuer = new URL(base)
-  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }))
+  const as = await discovery(base)
   const res = await fetch(as.registration_endpoint as string, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
