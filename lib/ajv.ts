@@ -29,9 +29,26 @@ function makeAjv(coerce: boolean): Ajv2020 {
 const strict = makeAjv(false)
 const text = makeAjv(true)
 
+/**
+ * Compiled validators by their schema's JSON. Ajv keeps its own by schema object, but each app
+ * reads the spec afresh, so a process that builds several apps (a test file builds dozens) would
+ * compile the same schemas again: a sixth of such a file's CPU (test/app/webhooks.test.ts, 1.5 of
+ * 9.4 s). Bounded by the schemas of the spec and the data files; a server builds one app.
+ */
+const compiled = new Map<string, ValidateFunction>()
+const memo = (kind: string, schema: object, compile: () => ValidateFunction): ValidateFunction => {
+  const key = `${kind}:${JSON.stringify(schema)}`
+  let validate = compiled.get(key)
+  if (!validate) {
+    validate = compile()
+    compiled.set(key, validate)
+  }
+  return validate
+}
+
 /** A validator for JSON data: bodies, tool arguments, data files. */
 export function compileStrict(schema: object): ValidateFunction {
-  return strict.compile(schema)
+  return memo('strict', schema, () => strict.compile(schema))
 }
 
 /** A number as JSON writes one (RFC 8259 §6): what a numeric query parameter or header may be. */
@@ -53,6 +70,10 @@ function numericProperties(schema: object): [string, PropertySchema][] {
  * `0x10` fails as a value of the wrong type (the error Ajv gives `abc`), never reaching a handler.
  */
 export function compileText(schema: object): ValidateFunction {
+  return memo('text', schema, () => compileTextUncached(schema))
+}
+
+function compileTextUncached(schema: object): ValidateFunction {
   const validate = text.compile(schema)
   const numeric = numericProperties(schema)
   if (numeric.length === 0) return validate

@@ -36,10 +36,10 @@ import { fileURLToPath } from 'node:url'
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 
 /**
- * Per tier: tap's parallel jobs and its per-file timeout (a hang detector, not a speed check). On a
- * 2-core machine: pure files are short and mostly loading, so four at a time keep both cores busy;
- * app files are CPU-bound in one process each, two at a time; system files wait on the processes
- * they start, which need the cores themselves, so two at a time. The timeouts leave a machine that
+ * Per tier: parallel test files and the per-file timeout (a hang detector, not a speed check). On
+ * a 2-core machine: pure files are short and mostly loading, so four at a time keep both cores
+ * busy; app files are mostly CPU-bound, with some waits (retries, timers), three at a time; system
+ * files wait on the processes they start, which need the cores themselves, so two at a time. The timeouts leave a machine that
  * other work loads room (the slowest system files, backup and cli, start dozens of processes).
  */
 const TIERS = {

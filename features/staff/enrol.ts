@@ -12,7 +12,7 @@ import type { Database } from '../../plugins/store/schema.js'
 import { enrolPath, type StaffEnrolments } from './enrolments.js'
 import { enrolledPage, enrolPage, enrolRefusedPage } from './pages.js'
 import { type Passkeys, parseResponse } from './passkeys.js'
-import { PAGE_CSP } from './provider.js'
+import { sendPage as page } from './provider.js'
 
 export interface EnrolParts {
   db: Kysely<Database>
@@ -23,14 +23,6 @@ export interface EnrolParts {
 
 /** The ceremony's id for the passkey challenge (passkeys.ts): never an interaction's uid. */
 const ceremony = (enrolmentId: string) => `enrol:${enrolmentId}`
-
-const page = (reply: FastifyReply, status: number, html: string) =>
-  reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', PAGE_CSP)
-    .send(html)
 
 const REFUSED_HINT = 'ask the operator for a new link: npm run staff -- enrol --email ADDRESS'
 const refused = (reply: FastifyReply) => page(reply, 410, enrolRefusedPage())

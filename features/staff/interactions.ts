@@ -13,7 +13,7 @@ import { isDocumentUrl } from './cimd.js'
 import { CODE_TTL_MS, type SignInCodes } from './codes.js'
 import { codePage, consentPage, emailPage, errorPage, type FormContext } from './pages.js'
 import { PASSKEY_SCRIPT, type Passkeys, parseResponse } from './passkeys.js'
-import { interactionPath, PAGE_CSP } from './provider.js'
+import { interactionPath, sendPage as page } from './provider.js'
 
 export interface InteractionParts {
   provider: Provider
@@ -26,14 +26,6 @@ export interface InteractionParts {
 }
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>
-
-const page = (reply: FastifyReply, status: number, html: string) =>
-  reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', PAGE_CSP)
-    .send(html)
 
 export function registerInteractions(app: FastifyInstance, parts: InteractionParts): Steps {
   const { provider, accounts, codes } = parts

@@ -9,7 +9,7 @@
 // store (adapter.ts). Its routes are mounted by mount.ts; the sign-in and consent pages are ours
 // (interactions.ts).
 import { createHash, createPrivateKey, hkdfSync } from 'node:crypto'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Kysely } from 'kysely'
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider'
 import type { Config } from '../../config.js'
@@ -145,3 +145,12 @@ export function createProvider(parts: ProviderParts): Provider {
 /** The sign-in pages' CSP: styles inline, the passkey script of our own, never framed. */
 export const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+/** A sign-in or enrolment page: never cached, under the pages' CSP. */
+export const sendPage = (reply: FastifyReply, status: number, html: string) =>
+  reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', PAGE_CSP)
+    .send(html)
