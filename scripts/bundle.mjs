@@ -25,6 +25,21 @@ const dist = join(root, 'dist')
 
 const EXTERNAL = ['better-sqlite3', VALIDATOR, '@fastify/swagger', '@fastify/swagger-ui', 'pg', 'ioredis', 'ipaddr.js']
 
+/** esbuild's settings every bundle here shares: the server's, the CLI's, the threads', the tests'. */
+const COMMON = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  target: 'node20',
+  sourcemap: 'linked',
+  tsconfig: join(root, 'tsconfig.json'),
+  // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
+  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  logLevel: 'warning',
+}
+
 /**
  * Every bundle, by its name in dist/ (`<name>.js`): its TypeScript entry, whether it carries the
  * precompiled OpenAPI validator (what builds the app does), and whether the server needs it to
@@ -64,21 +79,11 @@ export async function bundle(names = Object.keys(ENTRIES)) {
   await Promise.all(
     names.map((name) =>
       build({
+        ...COMMON,
         entryPoints: { [name]: join(root, ENTRIES[name].source) },
         outdir: dist,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        splitting: true,
-        chunkNames: 'chunk-[hash]',
-        target: 'node20',
-        sourcemap: 'linked',
-        tsconfig: join(root, 'tsconfig.json'),
         external: EXTERNAL,
-        // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
-        banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
         plugins: ENTRIES[name].app ? [precompiledOpenApiValidator(root)] : [],
-        logLevel: 'warning',
       }),
     ),
   )
@@ -116,15 +121,8 @@ export async function bundleTests(files) {
       'sqlite-thread': join(root, ENTRIES['sqlite-thread'].source),
       'backup-thread': join(root, ENTRIES['backup-thread'].source),
     },
+    ...COMMON,
     outdir: TESTS_DIR,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    splitting: true,
-    chunkNames: 'chunk-[hash]',
-    target: 'node20',
-    sourcemap: 'linked',
-    tsconfig: join(root, 'tsconfig.json'),
     // tap (the runner's own instance), the browser driver, the build and lint tools some tests run
     // (they load native code or their own files) and the typed client package stay packages.
     external: [
@@ -132,9 +130,7 @@ export async function bundleTests(files) {
       ...['tap', '@tapjs/*', 'playwright-core', 'esbuild', 'tsx', 'tsx/*', 'vite', 'typescript', 'openapi-typescript'],
       ...['@redocly/*', '@stoplight/*', '@biomejs/*', 'studio-api-client'],
     ],
-    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     plugins: [precompiledOpenApiValidator(root), testFileUrls()],
-    logLevel: 'warning',
   })
 }
 
