@@ -25,7 +25,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import path from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { CallToolResult } from '@modelcontextprotocol/client'
 import type { McpUiHostContext, McpUiResourceCsp, McpUiStyles, McpUiTheme } from '@modelcontextprotocol/ext-apps/app-bridge'
@@ -147,8 +147,8 @@ export function buildHostPage(): Promise<string> {
   hostPagePromise ??= (async () => {
     const { build } = await import('vite')
     const { viteSingleFile } = await import('vite-plugin-singlefile')
-    const root = path.dirname(fileURLToPath(import.meta.url))
-    const outDir = await mkdtemp(path.join(tmpdir(), 'mcp-test-host-'))
+    const root = dirname(fileURLToPath(import.meta.url))
+    const outDir = await mkdtemp(join(tmpdir(), 'mcp-test-host-'))
     try {
       await build({
         configFile: false,
@@ -162,10 +162,10 @@ export function buildHostPage(): Promise<string> {
           target: 'es2022',
           minify: false,
           reportCompressedSize: false,
-          rollupOptions: { input: path.join(root, 'host.html') },
+          rollupOptions: { input: join(root, 'host.html') },
         },
       })
-      return await readFile(path.join(outDir, 'host.html'), 'utf8')
+      return await readFile(join(outDir, 'host.html'), 'utf8')
     } finally {
       await rm(outDir, { recursive: true, force: true })
     }
