@@ -53,6 +53,7 @@ import spec, { Spec } from './plugins/spec/index.js'
 import { loadSpec } from './plugins/spec/load.js'
 import store from './plugins/store/index.js'
 import validation from './plugins/validation/index.js'
+import { buildSerializer } from './plugins/validation/serializer.js'
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
@@ -111,6 +112,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, requireHostHeader: false },
     clientErrorHandler: clientErrorHandler(policy.api, config.requestTimeoutSeconds),
     frameworkErrors: frameworkErrorHandler(policy.api),
+    // Fastify's serializer, each response schema compiled once per process (serializer.ts).
+    schemaController: { compilersFactory: { buildSerializer } },
   })
   try {
     // The whole configuration is checked before any plugin creates anything (the data folder, a

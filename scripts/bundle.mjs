@@ -34,6 +34,10 @@ const COMMON = {
   chunkNames: 'chunk-[hash]',
   target: 'node20',
   sourcemap: 'linked',
+  // The maps name the source files, which are here; without a copy of their text inside, Node's
+  // --enable-source-maps reads a fifth as much at each start (a test process: 1.38 s of CPU
+  // against 1.57 s, test/app/rules.test.ts) and stack traces still point at the TypeScript.
+  sourcesContent: false,
   tsconfig: join(root, 'tsconfig.json'),
   // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },

@@ -8,7 +8,6 @@ import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { securityGate } from '../auth/gate.js'
-import { deprecationOf } from '../spec/deprecation.js'
 import type { Operation } from '../spec/document.js'
 import { bodyGuard } from './body-guard.js'
 import { deprecationHeaders, deprecationHook } from './deprecation.js'
@@ -68,7 +67,7 @@ async function routes<D>(app: import('fastify').FastifyInstance, { config, handl
     if (preParsing.length > 0) options.preParsing = preParsing
     // A deprecated operation, parameter or field (the spec's `deprecated: true`, `x-sunset`): the
     // headers on every response of the route, its errors included.
-    const deprecation = deprecationOf(app.spec.document, operationId, op)
+    const deprecation = app.spec.deprecation(operationId)
     if (deprecation) {
       const hook = deprecationHook(deprecationHeaders(deprecation, `${config.publicBaseUrl}/changelog`, boundAt))
       options.onSend = [...[mod.routeOptions?.onSend ?? []].flat(), hook]

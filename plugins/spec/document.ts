@@ -78,6 +78,7 @@ export class Spec {
   /** Every operation, by operationId. */
   readonly operations: ReadonlyMap<string, OperationInfo>
   private readonly schemas = new Map<string, JsonSchema>()
+  private readonly deprecations = new Map<string, OperationDeprecation | undefined>()
 
   constructor(readonly document: OpenApiDocument) {
     this.version = document.info.version
@@ -107,6 +108,19 @@ export class Spec {
   }
 
   /**
+   * What an operation deprecates (deprecation.ts), or undefined: computed once per operation, for
+   * the served document (read twice an app: /openapi.json and the routes) and the routes' headers.
+   */
+  deprecation(operationId: string): OperationDeprecation | undefined {
+    if (!this.deprecations.has(operationId)) {
+      const op = this.operations.get(operationId)
+      if (!op) throw new Error(`spec has no operation ${operationId}`)
+      this.deprecations.set(operationId, deprecationOf(this.document, operationId, op))
+    }
+    return this.deprecations.get(operationId)
+  }
+
+  /**
    * The document as this deployment serves it (/openapi.json, /docs): this server's URL, the
    * absolute token URL, the anonymous alternative `{}` on operations that declare an
    * `anonymous_max` when the operator allows anonymous submissions, and without the
@@ -129,7 +143,7 @@ export class Spec {
     }
     for (const item of Object.values(out.paths)) {
       for (const op of Object.values(item)) {
-        const deprecation = op?.operationId ? deprecationOf(this.document, op.operationId, op) : undefined
+        const deprecation = op?.operationId ? this.deprecation(op.operationId) : undefined
         if (deprecation) describeDeprecation(out, op, deprecation)
       }
     }

@@ -15,7 +15,11 @@ import { loadSpec } from '../../plugins/spec/load.js'
 import { serverBundle } from './bundles.js'
 import { subfolder } from './folders.js'
 
-/** The spec as the tests read it: the same document the app loads by default. */
+/**
+ * The spec as the tests read it: the same document the app loads by default, and the one the
+ * tests' apps are built on unless a test gives its own (the Spec works out each operation's
+ * deprecations and each schema's $refs once, not once an app).
+ */
 export const spec = new Spec(loadSpec())
 
 export interface TestApp {
@@ -65,7 +69,7 @@ export async function storageConfig(t: Test): Promise<Partial<Config>> {
 export async function testApp(t: Test, overrides: Partial<Config> = {}, options: BuildOptions = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? subfolder(t, 'app-')
   const config = createConfig({ dataDir, logLevel: 'silent', ...(await storageConfig(t)), ...overrides })
-  const app = await buildApp(config, options)
+  const app = await buildApp(config, { spec, ...options })
   t.teardown(() => app.close())
   await app.ready()
   return { app, config }
@@ -73,7 +77,7 @@ export async function testApp(t: Test, overrides: Partial<Config> = {}, options:
 
 /** An app on exactly this configuration, started; closed at the end of the test. */
 export async function startedApp(t: Test, config: Config): Promise<FastifyInstance> {
-  const app = await buildApp(config)
+  const app = await buildApp(config, { spec })
   t.teardown(() => app.close())
   await app.ready()
   return app
