@@ -29,9 +29,9 @@
 // sum in tap's own summary form (`# { total: N, pass: N, fail: N }`), which .ci/run adds up.
 // Exits non-zero when a tier failed.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 
@@ -41,11 +41,17 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)))
  * busy; app files are mostly CPU-bound, with some waits (retries, timers), three at a time; system
  * files wait on the processes they start, which need the cores themselves, so two at a time. The timeouts leave a machine that
  * other work loads room (the slowest system files, backup and cli, start dozens of processes).
+ * `group`: files run that many to a process (groupEntry), one after the other. A process of the
+ * app tier spends about 1.4 s of CPU loading the app's code and building its first app before a
+ * test of its own runs; four files in one process spend it once (measured: leads, projects,
+ * intake and privacy took 19.6 s of CPU as four processes, 11.9 s as one). The per-file timeout
+ * counts once per file of the group. System files stay one per process: they wait on what they
+ * start, and side by side those waits overlap.
  */
 const TIERS = {
-  pure: { jobs: 4, timeout: 120 },
-  app: { jobs: 3, timeout: 300 },
-  system: { jobs: 2, timeout: 600 },
+  pure: { jobs: 4, timeout: 120, group: 4 },
+  app: { jobs: 3, timeout: 300, group: 4 },
+  system: { jobs: 2, timeout: 600, group: 1 },
 }
 
 /**
@@ -174,28 +180,32 @@ function prepare(needsBundles) {
 /**
  * Runs test files, `width` at a time, each bundle in a plain `node` process that prints TAP (the
  * files use tap's API; tap counts their assertions and prints `# { total, pass, fail }`). Each
- * item is a file of a run (a tier on a store), whose counts, first start and last end it adds to.
+ * item is a file of a run (a tier on a store), or a group of its files in one process (itemsOf),
+ * whose counts, first start and last end it adds to.
  * Not tap's runner: it starts every test with @tapjs/processinfo's and @tapjs/mock's module hooks
  * and puts processinfo's hook into NODE_OPTIONS of every process a test starts, so each server
  * and CLI of the system tier loaded it too. Measured on this machine: the CLI bundle answering
  * `clients list` 2.2 s of CPU with the hook against 0.7 s without; test/app/errors.test.ts 29 s
  * of CPU under tap's runner against 8 s as a plain process. A file's output is printed whole when
- * it ends, under `# Subtest: <file>`, then `ok|not ok N - <file> # time=…ms`, as tap's runner did.
- * A file's timeout (seconds, its tier's) is its own tap timeout (TAP_TIMEOUT: tap reports what
- * was still running); a file still alive 30 s later is killed.
+ * it ends, under `# Subtest: <file>` (`<file> + <file>…` for a group), then `ok|not ok N - <file>
+ * # time=…ms`, as tap's runner did. The timeout (seconds, the tier's per file) is the process's
+ * tap timeout (TAP_TIMEOUT: tap reports what was still running); a process still alive 30 s
+ * later is killed.
  */
 function runItems(items, width) {
-  // Largest files first (a fair guess at the longest): none of them is left to run alone at the end.
-  const queue = items.map((item) => ({ ...item, size: statSync(join(root, item.file)).size })).sort((a, b) => b.size - a.size)
-  const runOne = ({ file, index, run }) =>
+  // Largest first (a fair guess at the longest): none of them is left to run alone at the end.
+  const queue = items.sort((a, b) => b.size - a.size)
+  const runOne = ({ files, index, run }) =>
     new Promise((done) => {
       const started = Date.now()
       run.started = Math.min(run.started ?? started, started)
+      const label = files.length === 1 ? files[0] : `${files.join(' + ')}`
       // The store as an argument: tap names a file's fixture folders (.tap/fixtures) after its
       // command line, so the same file run on both stores at once never shares a folder.
-      const child = spawn(process.execPath, ['--enable-source-maps', relative(root, testBundle(file)), `--store=${run.storeArg}`], {
+      const main = files.length === 1 ? testBundle(files[0]) : groupEntry(files, `${run.tier.split(' ')[0]}-${run.storeArg}-${index}`)
+      const child = spawn(process.execPath, ['--enable-source-maps', relative(root, main), `--store=${run.storeArg}`], {
         cwd: root,
-        env: { ...process.env, ...run.env, TAP_TIMEOUT: String(run.settings.timeout) },
+        env: { ...process.env, ...run.env, TAP_TIMEOUT: String(run.settings.timeout * files.length) },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let out = ''
@@ -205,7 +215,7 @@ function runItems(items, width) {
       child.stderr.on('data', (chunk) => {
         out += chunk
       })
-      const killer = setTimeout(() => child.kill('SIGKILL'), (run.settings.timeout + 30) * 1000)
+      const killer = setTimeout(() => child.kill('SIGKILL'), (run.settings.timeout * files.length + 30) * 1000)
       child.on('close', (code, signal) => {
         clearTimeout(killer)
         const ms = Date.now() - started
@@ -223,7 +233,7 @@ function runItems(items, width) {
         const ended = signal ? ` (killed: ${signal})` : code !== 0 ? ` (exit ${code})` : ''
         const where = run.together ? ` (${run.tier} on ${run.store})` : ''
         process.stdout.write(
-          `# Subtest: ${file}${where}\n${body.join('\n')}\n${fileFail > 0 ? 'not ok' : 'ok'} ${index} - ${file}${where}${ended} # time=${ms}ms\n\n`,
+          `# Subtest: ${label}${where}\n${body.join('\n')}\n${fileFail > 0 ? 'not ok' : 'ok'} ${index} - ${label}${where}${ended} # time=${ms}ms\n\n`,
         )
         done()
       })
@@ -232,6 +242,38 @@ function runItems(items, width) {
     for (let next = queue.shift(); next; next = queue.shift()) await runOne(next)
   }
   return Promise.all(Array.from({ length: Math.min(width, items.length) }, worker))
+}
+
+/**
+ * A group's entry, dist/tests/groups/<name>.mjs: the files' bundles imported in one module, so
+ * that every file's tests are registered on tap's one root before any of them runs (imported one
+ * by one, a file's tests could end before the next was read, and tap ends an idle root). One TAP
+ * stream, one count of the group's assertions; a failure's `at:` names its TypeScript file. What a
+ * file set for the whole process would reach the files after it: test/pure/layout.test.ts
+ * refuses that in the grouped tiers.
+ */
+function groupEntry(files, name) {
+  const dir = join(dirname(testBundle(files[0])), 'groups')
+  mkdirSync(dir, { recursive: true })
+  const entry = join(dir, `${name}.mjs`)
+  writeFileSync(entry, files.map((f) => `import ${JSON.stringify(pathToFileURL(testBundle(f)).href)}\n`).join(''))
+  return entry
+}
+
+/**
+ * A run's files as the items runItems starts: one file each, or groups of the tier's `group`
+ * files, balanced by size (each file to the group with the fewest bytes so far, largest first).
+ */
+function itemsOf(r) {
+  const sized = r.files.map((file) => ({ file, size: statSync(join(root, file)).size })).sort((a, b) => b.size - a.size)
+  const count = Math.ceil(sized.length / (r.settings.group ?? 1))
+  const groups = Array.from({ length: count }, () => ({ files: [], size: 0 }))
+  for (const { file, size } of sized) {
+    const smallest = groups.reduce((a, b) => (b.size < a.size ? b : a))
+    smallest.files.push(file)
+    smallest.size += size
+  }
+  return groups.map((g, i) => ({ ...g, index: i + 1, run: r }))
 }
 
 /** A store's label and the argument that keeps its fixture folders apart. */
@@ -273,7 +315,6 @@ const { testBundle } = await import('../scripts/bundle.mjs')
 // other left the cores half idle, all of them together keep them busy.
 const TOGETHER_JOBS = 4
 const together = args.includes('--together')
-const itemsOf = (r) => r.files.map((file, i) => ({ file, index: i + 1, run: r }))
 if (together) {
   for (const r of runs) r.together = true
   console.log(`\n== together: ${runs.map((r) => `${r.tier} on ${r.store} (${r.files.length} files)`).join(', ')}`)

@@ -15,8 +15,6 @@ import { migrationNames, migrator } from '../../plugins/store/migrations.js'
 import { testdir } from '../helpers/folders.js'
 import { captureLog } from '../helpers/log.js'
 
-t.setTimeout(300_000)
-
 const finishedIn = (dir: string) =>
   existsSync(dir)
     ? readdirSync(dir)

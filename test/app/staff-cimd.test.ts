@@ -11,8 +11,6 @@ import { live } from '../helpers/mcp.js'
 import { smtpServer } from '../helpers/smtp.js'
 import { authorizationUrl, Browser, codeFrom, exchange, field, type PublicClient, sentTo } from '../helpers/staff.js'
 
-t.setTimeout(120_000)
-
 const STAFF = 'lin@studio.test'
 
 t.test('a client by its metadata document: sign-in, consent by verified host, code exchange; bad documents refused', async (t) => {

@@ -11,8 +11,6 @@ import { live } from '../helpers/mcp.js'
 import { smtpServer } from '../helpers/smtp.js'
 import { authorizationUrl, Browser, exchange, insecure, registeredClient, signInByCode } from '../helpers/staff.js'
 
-t.setTimeout(120_000)
-
 t.test('requests through the provider: their bodies read, and no "already parsed" warning', async (t) => {
   const console_: string[] = []
   const write = process.stderr.write.bind(process.stderr)

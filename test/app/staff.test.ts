@@ -21,8 +21,6 @@ import {
   submitLead,
 } from '../helpers/staff.js'
 
-t.setTimeout(120_000)
-
 const STAFF = 'ada@studio.test'
 
 async function setup(t: Test) {

@@ -20,10 +20,6 @@ import { connect, live } from '../helpers/mcp.js'
 import { type Delivery, receiver } from '../helpers/receiver.js'
 import { adminOf, endpointAt, metricsWith, until } from '../helpers/webhooks.js'
 
-// The fairness case waits generously (receivers that never answer, a 120 s attempt timeout) on
-// top of the rest: more than the suite's 120 s per file on a busy machine.
-t.setTimeout(300_000)
-
 const SUBMIT = '/scripts/enquiry_backend.php'
 const ALLOW = { webhooksAllowPrivate: true }
 

@@ -130,6 +130,33 @@ t.test('the environment is read by config.ts only (no settings, no test switches
   t.same(readers, [], "a setting belongs in config.ts's table; a test switch belongs in no production file")
 })
 
+t.test('the files of the grouped tiers set nothing for the files after them in their process', async (t) => {
+  // test/tiers.mjs runs app and pure files several to a process (one module importing them): a
+  // root-level timeout, plan or hook, or an environment variable set, would reach the next file's
+  // tests; a top-level await would let the files before it run (and tap end) before it is read.
+  const whole = /^t\.(setTimeout|plan|before|beforeEach|after|afterEach|jobs)\b/
+  /** Whether `node` awaits outside any function (a top-level await). */
+  const awaits = (node: ts.Node): boolean =>
+    ts.isAwaitExpression(node) || (ts.isForOfStatement(node) && node.awaitModifier !== undefined)
+      ? true
+      : !ts.isFunctionLike(node) && (ts.forEachChild(node, awaits) ?? false)
+  const found = ['test/app', 'test/pure'].flatMap((dir) =>
+    sources(dir)
+      .filter((f) => f.endsWith('.test.ts'))
+      .flatMap((file) => {
+        const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, false)
+        const roots = source.statements
+          .filter((s) => whole.test(s.getText(source)) || awaits(s))
+          .map((s) => `${file}: ${s.getText(source).slice(0, 40)}`)
+        const env = [...read(file).matchAll(/process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env/g)].map(
+          (m) => `${file}: ${m[0]}`,
+        )
+        return [...roots, ...env]
+      }),
+  )
+  t.same(found, [], 'give the setting to the subtest that needs it (t.test options), await inside a test, or move the file to test/system/')
+})
+
 t.test('one migration per file, each registered in order', async (t) => {
   const dir = 'plugins/store/migrations'
   const files = readdirSync(join(projectRoot, dir))
