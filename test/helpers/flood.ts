@@ -1,5 +1,9 @@
 // A flood of lead submissions against a real server process (the fault tests): many in flight,
-// each receipt recorded with the lead it acknowledges.
+// each receipt recorded with the lead it acknowledges. Sent with node:http on keep-alive
+// connections, not fetch: the flood's client shares the cores with the server it floods, and
+// fetch spends about 0.7 ms of CPU on a request that node:http sends in 0.13 ms (measured here,
+// 2,000 small POSTs, 100 in flight).
+import { Agent, request } from 'node:http'
 
 export interface Sent {
   name: string
@@ -29,18 +33,15 @@ export async function submitMany(
   const acked = new Map<string, Sent>()
   const statuses = new Map<number | string, number>()
   let next = 0
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
   const worker = async () => {
     while (next < total) {
       const n = next++
       const lead = leadFor(n)
       try {
-        const res = await fetch(`${url}/scripts/enquiry_backend.php`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(lead),
-        })
+        const res = await post(`${url}/scripts/enquiry_backend.php`, token, JSON.stringify(lead), agent)
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-        const body = (await res.json()) as { id?: string; code?: string }
+        const body = JSON.parse(res.body) as { id?: string; code?: string }
         if (res.status === 200 && body.id) {
           acked.set(body.id, lead)
           onAck?.(acked.size, acked)
@@ -51,7 +52,29 @@ export async function submitMany(
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
+  agent.destroy()
   return { acked, statuses }
+}
+
+/** A JSON POST with a bearer token: its status and body text (rejects when the connection fails). */
+function post(url: string, token: string, body: string, agent: Agent): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
 }
 
 /** The whole leads log of a server. */
