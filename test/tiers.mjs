@@ -194,19 +194,9 @@ function prepare(needsBundles) {
  */
 function runItems(items, width) {
   // Largest first (a fair guess at the longest): none of them is left to run alone at the end.
-  // Items of system tiers (which wait on the processes they start) and of the others (app and
-  // pure groups, which keep a core busy) take turns, so that waits and work overlap from the
-  // first minute to the last: largest first alone started every app group before the system
-  // files, and left the system files that wait longest (a lease to lapse, a timeout to pass)
-  // running alone at the end (CI: 514 s for the pool then).
-  const bySize = (list) => list.sort((a, b) => b.size - a.size)
-  const waiting = bySize(items.filter((i) => i.run.tier.startsWith('system')))
-  const working = bySize(items.filter((i) => !i.run.tier.startsWith('system')))
-  const queue = []
-  while (waiting.length > 0 || working.length > 0) {
-    if (waiting.length > 0) queue.push(waiting.shift())
-    if (working.length > 0) queue.push(working.shift())
-  }
+  // (Tried: system files and app groups taking turns, so that waits and work would overlap
+  // throughout: CI's pool took 531 s against 514.)
+  const queue = items.sort((a, b) => b.size - a.size)
   const runOne = ({ files, index, run }) =>
     new Promise((done) => {
       const started = Date.now()
@@ -324,8 +314,9 @@ const { testBundle } = await import('../scripts/bundle.mjs')
 
 // --together: every run's files in one pool of TOGETHER_JOBS at a time, largest first (CI: both
 // stores at once). The tests of a file wait on servers, clients and timeouts; tiers one after the
-// other left the cores half idle, all of them together keep them busy.
-const TOGETHER_JOBS = 4
+// other left the cores half idle, all of them together keep them busy. Five at a time: app groups
+// keep a core busy while the system files beside them wait.
+const TOGETHER_JOBS = 5
 const together = args.includes('--together')
 if (together) {
   for (const r of runs) r.together = true
