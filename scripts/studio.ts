@@ -9,8 +9,8 @@ import { command, runProgram } from './cli.js'
  * The areas, in the order `studio --help` lists them, each loaded only when it runs: `studio
  * clients list` reads the store and the clients' code, not the server, the MCP SDK and the staff
  * sign-in (the CLI bundle splits at these imports). Measured with the bundle
- * (`/usr/bin/time node dist/studio.bundle.js clients list`): 0.85 s of CPU when every area was
- * loaded, 0.3 s with its own area only; the system tests run the CLI a few hundred times.
+ * (`/usr/bin/time node dist/studio.bundle.js clients list`): 1.0 s of CPU when every area was
+ * loaded, 0.45 s with its own area only; the system tests run the CLI about 190 times.
  * `studio --help` and an unknown area load them all (the list, and "did you mean …?").
  */
 const AREAS: Record<string, () => Promise<Command>> = {

@@ -202,7 +202,7 @@ function runItems(items, width) {
     new Promise((done) => {
       const started = Date.now()
       run.started = Math.min(run.started ?? started, started)
-      const label = files.length === 1 ? files[0] : `${files.join(' + ')}`
+      const label = files.join(' + ')
       // The store as an argument: tap names a file's fixture folders (.tap/fixtures) after its
       // command line, so the same file run on both stores at once never shares a folder.
       const main = files.length === 1 ? testBundle(files[0]) : groupEntry(files, `${run.tier.split(' ')[0]}-${run.storeArg}-${index}`)

@@ -50,8 +50,9 @@ const VARIANTS: Record<string, (doc: Doc) => void> = {
 
 const dir = testdir(t, {})
 const file = (name: string) => join(dir, `${name}.yaml`)
+const written: Doc = parse(readFileSync(join(projectRoot, 'spec', 'openapi.yaml'), 'utf8'))
 for (const [name, edit] of Object.entries(VARIANTS)) {
-  const doc = parse(readFileSync(join(projectRoot, 'spec', 'openapi.yaml'), 'utf8'))
+  const doc = structuredClone(written)
   edit(doc)
   writeFileSync(file(name), stringify(doc))
 }
