@@ -39,10 +39,12 @@ export default fp<{ apiHeaders: Headers }>(
     app.decorateRequest('errorCode', null)
     // The site its HTML 404 pages name: the spec's title, until a feature names the studio.
     app.decorate('site', defaultSite(app.spec.title))
-    // Paths and the methods registered for them, to tell 405 from 404.
+    // Paths and the methods registered for them, to tell 405 from 404. OPTIONS is CORS's
+    // preflight (plugins/cors), never a method a path offers.
     const methodsByPath = new Map<string, Set<string>>()
     app.addHook('onRoute', (route) => {
-      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'OPTIONS')
+      if (methods.length === 0) return
       const set = methodsByPath.get(route.url) ?? new Set<string>()
       for (const m of methods) set.add(m)
       methodsByPath.set(route.url, set)

@@ -147,3 +147,35 @@ t.test('the staff sign-in pages never answer another origin, even a listed one',
   const api = await app.inject(preflight(origin))
   t.equal(api.headers['access-control-allow-origin'], origin)
 })
+
+// The options are chosen once per route (plugins/cors): every method of a path has its path's
+// options, preflights included, and the preflight routes offer no method of their own.
+t.test("each route has its path's CORS, whatever the method; OPTIONS is never an allowed method", async (t) => {
+  const origin = 'https://studio.example'
+  const { app } = await testApp(t, { corsOrigins: [origin] })
+  const head = await app.inject({ method: 'HEAD', url: '/.well-known/jwks.json', headers: { origin: INSPECTOR } })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['access-control-allow-origin'], '*', 'HEAD of an open path: any origin')
+  const unknownOpen = await app.inject(openPreflight('/.well-known/not-a-document', 'GET'))
+  t.equal(unknownOpen.statusCode, 204, 'a preflight under /.well-known/ is open, as the prefix is')
+  t.equal(unknownOpen.headers['access-control-allow-origin'], '*')
+  const unknownClosed = await app.inject({
+    method: 'OPTIONS',
+    url: '/oauth/not-a-page',
+    headers: { origin, 'access-control-request-method': 'GET' },
+  })
+  t.equal(unknownClosed.statusCode, 404, 'a preflight under /oauth/ is an OPTIONS request like any other')
+  t.equal(unknownClosed.headers['access-control-allow-origin'], undefined)
+  for (const [method, url] of [
+    ['GET', '/api/token'],
+    ['DELETE', '/oauth/register'],
+    ['PUT', '/oauth/authorize'],
+  ] as const) {
+    const res = await app.inject({ method, url })
+    t.equal(res.statusCode, 405, `${method} ${url}`)
+    t.notMatch(String(res.headers.allow), /OPTIONS/, `${method} ${url}: Allow ${res.headers.allow}`)
+  }
+  const listed = await app.inject({ url: '/healthz', headers: { origin } })
+  t.equal(listed.headers['access-control-allow-origin'], origin)
+  t.match(listed.headers.vary, /Origin/, 'an answer that depends on the Origin says so to caches')
+})
