@@ -29,6 +29,12 @@ export const INTERNALS: readonly Internal[] = [
     figures: ['submitLeadPostgres'],
   },
   {
+    name: 'helmet-once',
+    internal: 'helmet run once per kind of route against a recorder, its headers set by one hook (plugins/headers)',
+    stock: '@fastify/helmet, per request, with the same options per kind of route',
+    figures: ['getProjects', 'issueToken'],
+  },
+  {
     name: 'id-pool',
     internal: 'a random-byte pool for UUIDv7 ids (plugins/store/ids.ts)',
     stock: "uuid's v7() as is",
