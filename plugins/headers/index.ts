@@ -15,9 +15,9 @@
 // helmet turns each kind's options into its headers once, when a route of that kind is added
 // (`headersOf`: its middleware run against a recorder), and one callback hook sets them. Not
 // @fastify/helmet, which builds helmet's middleware again on every request (helmet(options) per
-// call) and has it set each header on Node's response: 9-11 µs of server CPU per getProjects
-// response, 14-17 % of it (65 against 55 µs; bench/README.md's ablation, `helmet-once`). What Node
-// and Fastify answer before any hook runs gets the API's headers (`api`).
+// call) and has it set each header on Node's response. Kept for its figure (bench/README.md, "The
+// ablation", `helmet-once`): getProjects 57 against 67 µs of server CPU per response, 17 % (and
+// issueToken 12 %). What Node and Fastify answer before any hook runs gets the API's headers (`api`).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'

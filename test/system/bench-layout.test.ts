@@ -76,3 +76,14 @@ t.test("each ablation patch applies to today's sources", async (t) => {
     )
   }
 })
+
+// Each internal the ablation lists has its patch, and each patch an internal: a patch left over
+// from an internal that went back to its stock part would no longer be measured, only kept.
+t.test('the ablation lists exactly the internals that have a patch', async (t) => {
+  const { INTERNALS } = await import('../../bench/modes/ablation/internals.js')
+  const patches = readdirSync(join(projectRoot, 'bench', 'ablation'))
+    .filter((f) => f.endsWith('.patch'))
+    .map((f) => f.replace(/\.patch$/, ''))
+    .sort()
+  t.same(INTERNALS.map((i) => i.name).sort(), patches)
+})
