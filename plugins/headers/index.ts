@@ -12,31 +12,25 @@
 // HTTP header, untouched here. HSTS is sent only when PUBLIC_BASE_URL is https; whatever
 // terminates TLS should send it in any case (README "Security").
 //
-// helmet turns each kind's options into its headers once, when a route of that kind is added
-// (`headersOf`: its middleware run against a recorder), and one callback hook sets them. Not
+// helmet turns each kind's options into its headers once, at start-up (`headersOf`: its
+// middleware run against a recorder); each route is given its kind's when it is added, and one
+// callback hook sets them. Not
 // @fastify/helmet, which builds helmet's middleware again on every request (helmet(options) per
 // call) and has it set each header on Node's response. Kept for its figure (bench/README.md, "The
-// ablation", `helmet-once`): getProjects 57 against 67 µs of server CPU per response, 17 % (and
-// issueToken 12 %). What Node and Fastify answer before any hook runs gets the API's headers (`api`).
+// ablation": `npm run bench -- --ablation=helmet-once`): getProjects' server CPU per response.
+// What Node and Fastify answer before any hook runs gets the API's headers (`api`).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 
 export type Headers = Readonly<Record<string, string>>
 
-/** helmet's options for a kind of response. */
-export type KindOptions = Readonly<HelmetOptions>
-
-/** helmet's options for each kind of response, and the API's headers for the answers written before any hook. */
+/** Each kind's headers, X-API-Version included, and the kind of a route by its URL. */
 export interface HeaderPolicy {
-  /** The API's headers, X-API-Version included: what is written before a request could be read (plugins/errors/raw.ts). */
+  /** The API's (JSON answers, errors): also what is written before a request could be read (plugins/errors/raw.ts). */
   api: Headers
-  /** The API's helmet options (every route's, unless its kind has its own). */
-  apiOptions: KindOptions
-  /** The helmet options of a route's kind by its URL; undefined: the API's. */
-  optionsOf(url: string): KindOptions | undefined
-  /** The contract's version, for X-API-Version. */
-  version: string
+  /** The headers of a route's kind by its URL: the API's unless its kind has its own. */
+  of(url: string): Headers
 }
 
 /** The headers helmet sets for `options`: its middleware run once against a recorder. */
@@ -55,9 +49,10 @@ export function headersOf(options: Readonly<HelmetOptions>): Headers {
 }
 
 /**
- * Each kind's helmet options, and the API's headers for the answers Fastify and Node write before
- * any hook runs (parser refusals, CONNECT, malformed URLs): app.ts calls it once and hands the
- * result to this plugin and to those.
+ * Each kind's headers, helmet run once per kind here, and the kind of a route by its URL. app.ts
+ * calls it once and hands the result to this plugin and to the answers Fastify and Node write
+ * before any hook runs (parser refusals, CONNECT, malformed URLs), so that every response carries
+ * the same headers.
  */
 export function securityHeaders(publicBaseUrl: string, version: string): HeaderPolicy {
   const origin = new URL(publicBaseUrl).origin
@@ -74,8 +69,8 @@ export function securityHeaders(publicBaseUrl: string, version: string): HeaderP
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   } as const
-  // A kind's options replace the API's key by key (the plugin merges them): what the API turns
-  // off, a page turns back on (true is helmet's default).
+  // A kind's options replace the API's key by key: what the API turns off, a page turns back on
+  // (true is helmet's default).
   const pageDefaults = {
     crossOriginOpenerPolicy: true,
     originAgentCluster: true,
@@ -106,16 +101,20 @@ export function securityHeaders(publicBaseUrl: string, version: string): HeaderP
       },
     },
   }
-  const optionsOf = (url: string): KindOptions | undefined => {
-    if (url === '/docs' || url.startsWith('/docs/')) return docs
-    if (url === '/projects' || url.startsWith('/projects/')) return page
+  // Every response says which version of the contract answered it: written into each kind's headers.
+  const headersOfKind = (options: Readonly<Record<string, unknown>>): Headers =>
+    Object.freeze({ ...headersOf({ ...apiOptions, ...options } as HelmetOptions), 'x-api-version': version })
+  const api = headersOfKind({})
+  const kinds = { docs: headersOfKind(docs), page: headersOfKind(page), image: headersOfKind(image) }
+  const of = (url: string): Headers => {
+    if (url === '/docs' || url.startsWith('/docs/')) return kinds.docs
+    if (url === '/projects' || url.startsWith('/projects/')) return kinds.page
     // The staff sign-in pages (features/staff): their CSP is their own.
-    if (url.startsWith('/oauth/')) return page
-    if (url.startsWith('/images/')) return image
-    return undefined
+    if (url.startsWith('/oauth/')) return kinds.page
+    if (url.startsWith('/images/')) return kinds.image
+    return api
   }
-  // Every response says which version of the contract answered it.
-  return { api: Object.freeze({ ...headersOf(apiOptions), 'x-api-version': version }), apiOptions, optionsOf, version }
+  return { api, of }
 }
 
 declare module 'fastify' {
@@ -127,22 +126,11 @@ declare module 'fastify' {
 
 export default fp<{ policy: HeaderPolicy }>(
   async (app, { policy }) => {
-    // Each kind's headers, once: its options over the API's, key by key.
-    const byKind = new Map<KindOptions, Headers>()
-    const headersOfKind = (options: KindOptions): Headers => {
-      let headers = byKind.get(options)
-      if (!headers) {
-        headers = Object.freeze({ ...headersOf({ ...policy.apiOptions, ...options } as HelmetOptions), 'x-api-version': policy.version })
-        byKind.set(options, headers)
-      }
-      return headers
-    }
     app.addHook('onRoute', (route) => {
-      const options = policy.optionsOf(route.url ?? '')
-      if (options) route.config = { ...route.config, securityHeaders: headersOfKind(options) }
+      route.config = { ...route.config, securityHeaders: policy.of(route.url ?? '') }
     })
-    // The kind's security headers and the version, then the request's id. Routes added by no
-    // onRoute (the 404 handler) get the API's.
+    // One callback hook for the headers every response carries: its kind's security headers and
+    // the version, then the request's id. Routes added by no onRoute (the 404 handler) get the API's.
     app.addHook('onRequest', (request, reply, done) => {
       reply.headers(request.routeOptions.config?.securityHeaders ?? policy.api).header('x-request-id', request.id)
       done()
