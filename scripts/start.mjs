@@ -1,6 +1,5 @@
 // Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=incremental-start`):
-// a second `npm start` 0.72 s against 16.2 s for `npm run build` then the bundle; a first one
-// (no dist/) 3.1 s against 16.4 s (2026-11-27, a quiet run).
+// a second `npm start` (and a first one, with no dist/) against `npm run build` then the bundle.
 //
 // `npm start`: checks the configuration first, builds only what is stale, the parts side by side
 // and from the sources (esbuild reads TypeScript and checks no types: `npm run typecheck` does),

@@ -9,8 +9,16 @@ import type { Mode, Options } from './types.js'
 export const DEFAULT_PARTS = ['getProjects', 'getLeads', 'issueToken', 'submitLead', 'memory'] as const
 /** The parts of the scale-out mode (--redis). */
 export const SCALE_OUT_PARTS = ['getProjects', 'issueToken', 'submitLead', 'twoInstances', 'outage'] as const
-/** The figures of the ablation (--ablation): see bench/modes/ablation/figures.ts. */
-export const ABLATION_PARTS = ['getProjects', 'issueToken', 'submitLead', 'submitLeadPostgres', 'startup', 'npmStart'] as const
+/** The figures of the ablation (--ablation): see bench/modes/ablation/runs.ts. */
+export const ABLATION_PARTS = [
+  'getProjects',
+  'issueToken',
+  'submitLead',
+  'readsDuringFlood',
+  'submitLeadPostgres',
+  'startup',
+  'npmStart',
+] as const
 
 const COMMON = ['duration', 'rounds', 'connections', 'skip-build', 'keep', 'out']
 /** The options of each mode (beside the flag that selects it). */

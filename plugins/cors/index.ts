@@ -17,9 +17,8 @@
 // Preflights are answered on OPTIONS routes of the open and closed paths beside the plugin's own
 // `OPTIONS *`, so they get their path's options too. What no route serves (a 404, a 405) has the
 // listed origins' CORS. Static rather than a delegator choosing per request: @fastify/cors
-// normalizes a delegator's options on every request, which cost getProjects 13 % of its requests
-// per second (75 against 65 µs of server CPU per response, the same bundle but for this, side by
-// side under wrk on one machine, 2026-11-27).
+// normalizes a delegator's options on every request (about a seventh of getProjects' server CPU
+// per response, the same bundle but for this, side by side under wrk).
 import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'

@@ -1,6 +1,6 @@
 // Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=pg-batch`):
-// submitLead on PostgreSQL, 10,855 leads/s against 5,596 with parameterized queries and BEGIN …
-// COMMIT on one client (94 % more), and 29 % less server CPU per lead (2026-11-27, a quiet run).
+// submitLead on PostgreSQL, about twice the leads/s of parameterized queries and BEGIN … COMMIT
+// on one client, at less server CPU per lead.
 //
 // A batch: statements that commit together, sent in one round trip. The lead writer stores each
 // group of leads this way, with what other features write about them (the outbox), so a commit

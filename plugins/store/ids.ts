@@ -1,7 +1,6 @@
 // Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=id-pool`):
-// submitLead on PostgreSQL 10.7 % more leads/s and 9.7 % less server CPU per lead than uuid's v7()
-// as is (2026-11-27, a quiet run; 18 % and 17 % in the run before; on SQLite under 1 %, under the
-// 10 % rule, which the PostgreSQL figure passes).
+// submitLead on PostgreSQL, its leads/s against uuid's v7() as is (on SQLite it buys under the
+// 10 % of the rule, which the PostgreSQL figure passes).
 //
 // Ids of stored rows (leads, outbox events): UUIDv7s (RFC 9562) from the uuid package, in time
 // order, so that a commit's ids go to the end of their index. uuid draws its 16 random bytes from

@@ -1,8 +1,7 @@
-// Kept for its figure (bench/README.md, "The ablation"): reads during a lead flood on a disk whose
-// fsync takes 2 ms (`bash bench/mixed-load.sh <bundle> 2000`), getProjects 11,575 req/s, p99
-// 1.55 ms with the writer thread against 860 req/s, p99 11.64 ms with Kysely's own SqliteDialect
-// on the main thread, where every request waits behind each commit's fsync. Where fsync is fast
-// (the ablation's own figures on a quiet machine) it buys under 10 %, and costs getProjects 6 %.
+// Kept for its figure (bench/README.md, "The ablation": `npm run bench -- --ablation=sqlite-thread`):
+// getProjects during a lead flood on a disk whose fsync takes 2 ms longer (`readsDuringFlood`),
+// where Kysely's own SqliteDialect on the main thread makes every request wait behind each
+// commit's fsync. Where fsync is fast it buys little on the other figures.
 //
 // The Kysely dialect of the embedded SQLite store: reads on the main thread, writes on a worker.
 //

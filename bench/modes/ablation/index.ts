@@ -6,7 +6,7 @@
 //   2. each copy bundled as `npm start` bundles it (copies.ts);
 //   3. each figure measured on the control and on the stock builds that can move it, side by
 //      side in the same rounds (runs.ts): getProjects, issueToken and submitLead on SQLite,
-//      submitLead on PostgreSQL, start-up and idle RSS, `npm start`'s first and second start;
+//      getProjects during a lead flood on a slower fsync, submitLead on PostgreSQL, start-up and idle RSS, `npm start`'s first and second start;
 //   4. the table (internal, figure, with internal, stock, gain %) and the decision rule
 //      (report.ts), printed and written to bench/results/ablation.json.
 import { execFileSync } from 'node:child_process'
@@ -22,7 +22,7 @@ import { wrkVersion } from '../../lib/wrk.js'
 import { bundleCopy, type Copy, makeCopy, patchFile, sourceCommit } from './copies.js'
 import { type Figure, INTERNALS, type Internal } from './internals.js'
 import { decisions, KEEP_AT_PCT, printTable, rows } from './report.js'
-import { CONTROL, npmStartFigure, postgresFigure, type Samples, sqliteFigures, startupFigure } from './runs.js'
+import { CONTROL, floodFigure, npmStartFigure, postgresFigure, type Samples, sqliteFigures, startupFigure } from './runs.js'
 
 /** The internals --ablation names (all of them for a bare --ablation). */
 function selected(options: Options): Internal[] {
@@ -69,6 +69,7 @@ export async function ablationRun(options: Options): Promise<void> {
     // 3. The figures, each on the control and the builds that can move it.
     const who = (figure: Figure) => internals.filter((i) => i.figures.includes(figure)).map((i) => copies.get(i.name) as Copy)
     await sqliteFigures(options, tmp, control, who, samples, ops)
+    await floodFigure(options, tmp, control, who('readsDuringFlood'), samples)
     await postgresFigure(options, tmp, control, who('submitLeadPostgres'), samples, ops)
     await startupFigure(options, tmp, control, who('startup'), samples)
     // Last: it removes and rebuilds the copies' dist/.

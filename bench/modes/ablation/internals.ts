@@ -3,7 +3,7 @@
 // and the figures of the performance table it can move.
 
 /** What the ablation measures (--only selects among them). */
-export type Figure = 'getProjects' | 'issueToken' | 'submitLead' | 'submitLeadPostgres' | 'startup' | 'npmStart'
+export type Figure = 'getProjects' | 'issueToken' | 'submitLead' | 'readsDuringFlood' | 'submitLeadPostgres' | 'startup' | 'npmStart'
 
 export interface Internal {
   /** Its patch: bench/ablation/<name>.patch. */
@@ -20,7 +20,7 @@ export const INTERNALS: readonly Internal[] = [
     name: 'sqlite-thread',
     internal: 'SQLite writes on a worker thread through a custom Kysely dialect (plugins/store/sqlite-thread*.ts)',
     stock: "Kysely's SqliteDialect on better-sqlite3, every statement on the main thread; a batch is a Kysely transaction",
-    figures: ['submitLead', 'getProjects', 'startup'],
+    figures: ['submitLead', 'readsDuringFlood', 'getProjects', 'startup'],
   },
   {
     name: 'pg-batch',

@@ -6,7 +6,7 @@
 import { columns, fmt } from '../../lib/format.js'
 import { median } from '../../lib/measure.js'
 import type { Figure, Internal } from './internals.js'
-import { CONTROL, type Samples } from './runs.js'
+import { CONTROL, FLOOD_FSYNC_DELAY_US, type Samples } from './runs.js'
 
 /** The rule's threshold, %. */
 export const KEEP_AT_PCT = 10
@@ -55,6 +55,33 @@ const METRICS: readonly Metric[] = [
     decimals: 1,
   },
   { figure: 'submitLead', key: 'p99Us', label: 'submitLead (SQLite) p99', unit: 'ms', higherIsBetter: false, scale: 1e-3, decimals: 2 },
+  {
+    figure: 'readsDuringFlood',
+    key: 'rps',
+    label: `getProjects during a lead flood, fsync +${FLOOD_FSYNC_DELAY_US / 1000} ms: req/s`,
+    unit: 'req/s',
+    higherIsBetter: true,
+    scale: 1,
+    decimals: 0,
+  },
+  {
+    figure: 'readsDuringFlood',
+    key: 'p99Us',
+    label: `getProjects during a lead flood, fsync +${FLOOD_FSYNC_DELAY_US / 1000} ms: p99`,
+    unit: 'ms',
+    higherIsBetter: false,
+    scale: 1e-3,
+    decimals: 2,
+  },
+  {
+    figure: 'readsDuringFlood',
+    key: 'floodRps',
+    label: `the flood's leads/s, fsync +${FLOOD_FSYNC_DELAY_US / 1000} ms`,
+    unit: 'req/s',
+    higherIsBetter: true,
+    scale: 1,
+    decimals: 0,
+  },
   {
     figure: 'submitLeadPostgres',
     key: 'rps',

@@ -7,11 +7,13 @@ import pg from 'pg'
 import { BASIC, startApi, token } from '../../lib/api.js'
 import { compare } from '../../lib/compare.js'
 import { fmt, mb } from '../../lib/format.js'
+import { buildFsyncShim } from '../../lib/fsync-shim.js'
 import { log } from '../../lib/log.js'
 import { idleRss } from '../../lib/measure.js'
 import { benchDir } from '../../lib/paths.js'
-import { freePort, stopServer } from '../../lib/processes.js'
+import { freePort, sleep, stopServer } from '../../lib/processes.js'
 import type { Contender, Load, OpResult, Options, Server } from '../../lib/types.js'
+import { runWrk } from '../../lib/wrk.js'
 import type { Copy } from './copies.js'
 import type { Figure } from './internals.js'
 import { firstAndSecondStart } from './npm-start.js'
@@ -104,6 +106,42 @@ export async function sqliteFigures(
     }
   } finally {
     await Promise.all(apis.map((a) => stopServer(a.server)))
+  }
+}
+
+/** What the fsync shim adds to every fsync of the flood figure's servers, µs: a disk slower than this machine's. */
+export const FLOOD_FSYNC_DELAY_US = 2000
+
+/**
+ * Reads while leads are stored, on a disk whose fsync is slower (every fsync FLOOD_FSYNC_DELAY_US
+ * longer, bench/fsync-delay.c preloaded into each API): each round, each build in turn on a fresh
+ * data folder, getProjects at 4 connections while --connections submit unique leads, started
+ * first and ended last (as bench/mixed-load.sh does by hand). A commit that holds the event loop
+ * for its fsync shows here: every read waits behind it.
+ */
+export async function floodFigure(options: Options, tmp: string, control: Copy, stock: Copy[], samples: Samples): Promise<void> {
+  if (!options.only.has('readsDuringFlood') || stock.length === 0) return
+  const shim = buildFsyncShim(tmp)
+  const preload = async () => ({ LD_PRELOAD: shim, FSYNC_DELAY_US: String(FLOOD_FSYNC_DELAY_US) })
+  for (let round = 1; round <= options.rounds; round++) {
+    const apis = await startApis(options, tmp, inTurn([control, ...stock], round), `flood-${round}`, preload)
+    try {
+      for (const { copy, server, bearer } of apis) {
+        const lead: Load = { script: 'submit-lead', path: '/scripts/enquiry_backend.php', authorization: bearer }
+        const flood = runWrk(server, lead, options.duration + 3, options.connections)
+        await sleep(1500)
+        const reads = await runWrk(server, { script: 'get', path: '/project_metadata.json', authorization: bearer }, options.duration, 4)
+        const leads = await flood
+        record(samples, 'readsDuringFlood', copy.name, 'rps', reads.rps)
+        record(samples, 'readsDuringFlood', copy.name, 'p99Us', reads.p99Us)
+        record(samples, 'readsDuringFlood', copy.name, 'floodRps', leads.rps)
+        log(
+          `readsDuringFlood round ${round}/${options.rounds} ${copy.name}: getProjects ${fmt(reads.rps)} req/s, p99 ${fmt(reads.p99Us / 1000, 2)} ms; the flood ${fmt(leads.rps)} leads/s`,
+        )
+      }
+    } finally {
+      await Promise.all(apis.map((a) => stopServer(a.server)))
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, rmSync } from '
 import * as os from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { buildFsyncShim } from '../../lib/fsync-shim.js'
 import { log } from '../../lib/log.js'
 import { benchDir } from '../../lib/paths.js'
 import { freePort, sleep } from '../../lib/processes.js'
@@ -39,12 +40,12 @@ export async function privatePostgres(flushDelayUs: number): Promise<PrivatePost
       log(`could not remove the bench's PostgreSQL folder ${dir}: ${(err as Error).message}`)
     }
   }
-  const shim = join(dir, 'fsync-delay.so')
+  let shim: string
   try {
-    run('gcc', ['-shared', '-fPIC', '-O2', '-o', shim, join(benchDir, 'fsync-delay.c'), '-ldl'])
+    shim = buildFsyncShim(dir)
   } catch (err) {
     remove()
-    throw new Error(`--pg-flush-delay-us: could not build bench/fsync-delay.c with gcc: ${(err as Error).message}`)
+    throw new Error(`--pg-flush-delay-us: ${(err as Error).message}`)
   }
   const asRoot = process.getuid?.() === 0
   // As root: the cluster's folder belongs to postgres, and the shim is readable by it.
