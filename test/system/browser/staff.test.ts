@@ -157,7 +157,11 @@ async function withAuthenticator(t: Test, browser: Browser) {
     })
     await p.goto(auth.url.toString())
     await steps(p)
-    return back
+    const url = await back
+    // The redirect is seen as it is requested: wait until the page has landed there, so that the
+    // next navigation never interrupts this one.
+    await p.waitForURL((u) => u.href === url.href)
+    return url
   }
   return { context, page, cdp, authenticatorId, authorize }
 }
